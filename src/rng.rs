@@ -1,0 +1,137 @@
+//! Randomness: the default CSPRNG and the trait every sampler is generic over.
+//!
+//! Every sampling method in `dpmech` takes `&mut R` with
+//! `R: `[`CryptoRng`]` + ?Sized`, so any cryptographically secure generator plugs in;
+//! tests use `rand_chacha::ChaCha20Rng::seed_from_u64` for reproducibility.
+//!
+//! * [`DefaultRng`] is ChaCha20 keyed from the operating system's entropy source. Its
+//!   `Debug` output never shows its state and it is deliberately not `Clone`: a copy
+//!   would repeat the same noise.
+//! * [`InsecureSimulationRng`] is the only way to feed a non-cryptographic generator
+//!   (e.g. a fast PRNG for large simulations) to the samplers. Its name says what it is:
+//!   noise from it protects nobody against an adversary who can predict the generator.
+//! * The one-call functions ([`crate::laplace`], [`crate::geometric`]) draw from a
+//!   thread-local [`DefaultRng`] that is re-keyed from the OS whenever the process id
+//!   changes, so a `fork`ed child never repeats its parent's noise, and that cannot be
+//!   seeded from outside.
+
+pub use rand_core;
+pub use rand_core::{CryptoRng, Rng, SeedableRng, TryCryptoRng, TryRng};
+
+use crate::Error;
+use core::convert::Infallible;
+use core::fmt;
+use rand_chacha::ChaCha20Rng;
+use std::cell::RefCell;
+
+/// ChaCha20 keyed with 256 bits from the operating system.
+///
+/// ```
+/// use dpmech::{DefaultRng, Laplace};
+/// let mut rng = DefaultRng::from_os()?;
+/// let noisy = Laplace::new(1.0, 0.5)?.release(42.0, &mut rng)?;
+/// # let _ = noisy;
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub struct DefaultRng(ChaCha20Rng);
+
+impl DefaultRng {
+    /// A generator keyed from the operating system's entropy source.
+    pub fn from_os() -> Result<Self, Error> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| Error::Entropy(e.to_string()))?;
+        Ok(Self(ChaCha20Rng::from_seed(seed)))
+    }
+}
+
+impl fmt::Debug for DefaultRng {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DefaultRng { .. }")
+    }
+}
+
+impl TryRng for DefaultRng {
+    type Error = Infallible;
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        self.0.try_next_u32()
+    }
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        self.0.try_next_u64()
+    }
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        self.0.try_fill_bytes(dst)
+    }
+}
+
+impl TryCryptoRng for DefaultRng {}
+
+/// Wraps a generator that is **not** cryptographically secure so that the samplers
+/// accept it. For simulations and benchmarks only: noise drawn from a predictable
+/// generator gives no privacy against an adversary who can reconstruct its state.
+#[derive(Debug)]
+pub struct InsecureSimulationRng<R>(pub R);
+
+impl<R: Rng> TryRng for InsecureSimulationRng<R> {
+    type Error = Infallible;
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(self.0.next_u32())
+    }
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(self.0.next_u64())
+    }
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        self.0.fill_bytes(dst);
+        Ok(())
+    }
+}
+
+impl<R: Rng> TryCryptoRng for InsecureSimulationRng<R> {}
+
+thread_local! {
+    static THREAD_RNG: RefCell<Option<(u32, DefaultRng)>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's OS-keyed generator, re-keying it first when this is a
+/// new process (after `fork`) or the first use on this thread.
+pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut DefaultRng) -> T) -> Result<T, Error> {
+    THREAD_RNG.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let pid = std::process::id();
+        let fresh = !matches!(&*slot, Some((owner, _)) if *owner == pid);
+        if fresh {
+            *slot = Some((pid, DefaultRng::from_os()?));
+        }
+        let (_, rng) = slot.as_mut().expect("slot was just filled");
+        Ok(f(rng))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_does_not_print_state() {
+        let rng = DefaultRng::from_os().unwrap();
+        assert_eq!(format!("{rng:?}"), "DefaultRng { .. }");
+    }
+
+    #[test]
+    fn os_keyed_generators_differ() {
+        let (mut a, mut b) = (DefaultRng::from_os().unwrap(), DefaultRng::from_os().unwrap());
+        assert_ne!((a.next_u64(), a.next_u64()), (b.next_u64(), b.next_u64()));
+    }
+
+    #[test]
+    fn thread_rng_advances() {
+        let x = with_thread_rng(|r| r.next_u64()).unwrap();
+        let y = with_thread_rng(|r| r.next_u64()).unwrap();
+        assert_ne!(x, y);
+    }
+}
