@@ -151,17 +151,15 @@ impl PrivacyLoss {
 
     /// ρ for zero-concentrated DP, after validating it.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
-        Ok(Self::Zcdp {
-            rho: check_rho(rho)?,
-        })
+        Ok(Self::Zcdp { rho: check_rho(rho)? })
     }
 
     /// The ε of a pure, approximate or random-DP guarantee (`None` for zCDP).
     pub fn epsilon(&self) -> Option<f64> {
         match *self {
-            Self::Pure { epsilon }
-            | Self::Approximate { epsilon, .. }
-            | Self::RandomDp { epsilon, .. } => Some(epsilon),
+            Self::Pure { epsilon } | Self::Approximate { epsilon, .. } | Self::RandomDp { epsilon, .. } => {
+                Some(epsilon)
+            }
             Self::Zcdp { .. } => None,
         }
     }
@@ -305,7 +303,10 @@ mod tests {
             assert!(Rho::new(bad).is_err(), "rho {bad}");
         }
         for bad in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
-            assert!(matches!(Delta::new(bad), Err(Error::InvalidDelta { .. })), "delta {bad}");
+            assert!(
+                matches!(Delta::new(bad), Err(Error::InvalidDelta { .. })),
+                "delta {bad}"
+            );
         }
         assert!(matches!(Epsilon::new(-2.0), Err(Error::InvalidEpsilon { value }) if value == -2.0));
         assert_eq!(Epsilon::new(0.5).unwrap().get(), 0.5);
@@ -335,7 +336,10 @@ mod tests {
         let z = PrivacyLoss::zcdp(0.5).unwrap();
         assert_eq!(z.epsilon(), None);
         assert!(PrivacyLoss::approximate(1.0, 1.0).is_err());
-        let r = PrivacyLoss::RandomDp { epsilon: 1.0, gamma: 0.05 };
+        let r = PrivacyLoss::RandomDp {
+            epsilon: 1.0,
+            gamma: 0.05,
+        };
         assert!(r.to_string().contains("not pure"));
     }
 }

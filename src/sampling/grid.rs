@@ -1,0 +1,134 @@
+//! The data-independent power-of-two grid that carries real values to integers and back.
+//!
+//! A real-valued mechanism picks a granularity `g = 2ᵏ` from **public** parameters only,
+//! rounds the (clamped) input to the nearest multiple of `g`, adds `g ×` exact integer
+//! noise, and returns the exact multiple of `g`. Because division and multiplication by
+//! a power of two are exact in binary floating point, the output carries no trace of
+//! the input's low-order bits (the Mironov 2012 attack on textbook float noise).
+
+/// Smallest supported grid exponent (`2^-1022` is the smallest normal `f64`).
+pub const MIN_EXPONENT: i32 = -1022;
+/// Largest supported grid exponent.
+pub const MAX_EXPONENT: i32 = 900;
+/// `2⁶³`: magnitudes below it convert through `i64`.
+const I64_RANGE: f64 = (1u64 << 63) as f64;
+/// Inputs are clamped to `±2^(k + CLAMP_BITS)` before rounding to the grid `2ᵏ`.
+pub const CLAMP_BITS: i32 = 100;
+
+/// A power-of-two grid `g·ℤ`, `g = 2ᵏ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    exponent: i32,
+}
+
+impl Grid {
+    /// The grid `2^exponent ℤ`; the exponent is clamped into
+    /// `[MIN_EXPONENT, MAX_EXPONENT]`.
+    pub fn new(exponent: i32) -> Self {
+        Self {
+            exponent: exponent.clamp(MIN_EXPONENT, MAX_EXPONENT),
+        }
+    }
+
+    /// `k` in `g = 2ᵏ`.
+    pub fn exponent(&self) -> i32 {
+        self.exponent
+    }
+
+    /// The granularity `g = 2ᵏ`.
+    pub fn granularity(&self) -> f64 {
+        pow2(self.exponent)
+    }
+
+    /// The public clamping bound `2^(k + 100)` (at most `2¹⁰⁰⁰`, so it is finite).
+    pub fn clamp_bound(&self) -> f64 {
+        pow2(self.exponent + CLAMP_BITS)
+    }
+
+    /// The nearest grid point to `clamp(value, ±bound)`, in units of `g`
+    /// (ties away from zero). `value` must be finite. `|result| ≤ 2¹⁰⁰`.
+    ///
+    /// Clamping is 1-Lipschitz and rounding moves a value by at most `g/2`, so two
+    /// inputs `a`, `b` map to units differing by at most `|a − b|/g + 1` (and by 0 when
+    /// `a = b`).
+    pub fn to_units(&self, value: f64) -> i128 {
+        let bound = self.clamp_bound();
+        let clamped = value.clamp(-bound, bound);
+        // Division by a normal power of two is exact (the quotient is at most 2^100).
+        let units = (clamped / self.granularity()).round();
+        // `f64 → i64` is one instruction, `f64 → i128` a library call: take the short
+        // path whenever the value fits (both conversions are exact for integers).
+        if units.abs() < I64_RANGE {
+            units as i64 as i128
+        } else {
+            units as i128
+        }
+    }
+
+    /// `units · g` as an `f64`: exact when `|units| < 2⁵³`, otherwise the nearest `f64`,
+    /// which is still a multiple of `g` (rounding an already private integer is
+    /// post-processing and costs no privacy).
+    pub fn from_units(&self, units: i128) -> f64 {
+        let value = match i64::try_from(units) {
+            Ok(small) => small as f64,
+            Err(_) => units as f64,
+        };
+        value * self.granularity()
+    }
+}
+
+/// `2^e` for `e ∈ [-1022, 1023]`, built from its bit pattern (exact).
+pub(crate) fn pow2(e: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&e));
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// `⌊log₂ x⌋` for a positive finite `x`, read exactly off the bit pattern.
+pub(crate) fn floor_log2(x: f64) -> i32 {
+    debug_assert!(x.is_finite() && x > 0.0);
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        // Subnormal: x = fraction · 2^-1074.
+        let fraction = bits & ((1u64 << 52) - 1);
+        63 - fraction.leading_zeros() as i32 - 1074
+    } else {
+        biased - 1023
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floor_log2_matches_definition() {
+        for (x, e) in [
+            (1.0, 0),
+            (1.5, 0),
+            (2.0, 1),
+            (0.75, -1),
+            (1e-310, -1030),
+            (5e-324, -1074),
+        ] {
+            assert_eq!(floor_log2(x), e, "{x}");
+        }
+        assert_eq!(floor_log2(f64::MAX), 1023);
+    }
+
+    #[test]
+    fn units_round_and_clamp() {
+        let grid = Grid::new(-2); // g = 0.25
+        assert_eq!(grid.granularity(), 0.25);
+        assert_eq!(grid.to_units(1.0), 4);
+        assert_eq!(grid.to_units(0.13), 1);
+        assert_eq!(grid.to_units(-0.13), -1);
+        assert_eq!(grid.to_units(-0.0), 0);
+        assert_eq!(grid.to_units(f64::MAX), 1i128 << 100);
+        assert_eq!(grid.to_units(f64::MIN), -(1i128 << 100));
+        assert_eq!(grid.from_units(5), 1.25);
+        let coarse = Grid::new(2000);
+        assert_eq!(coarse.exponent(), MAX_EXPONENT);
+        assert_eq!(coarse.clamp_bound(), 2f64.powi(1000));
+    }
+}

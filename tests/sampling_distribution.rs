@@ -1,0 +1,194 @@
+//! Goodness-of-fit tests of the exact samplers against their exact distributions.
+//!
+//! Every test is Pearson's chi-square at significance `common::ALPHA = 1e-3`, with
+//! `N = 100 000` samples from a fixed, distinct ChaCha20 seed, bins merged until each
+//! expects at least 5 samples, and the critical value the `1 − α` quantile of
+//! χ²(bins − 1). A negative control — the seeds' `sign × geometric` sampler — must be
+//! rejected by the very same check.
+
+mod common;
+
+use common::{
+    bin_counts, bin_probabilities, chi_square, discrete_laplace_cdf, discrete_laplace_edges, merge_small_bins,
+};
+use dpmech::sampling::{
+    BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio, uniform_below,
+};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+const N: u64 = 100_000;
+
+/// Chi-square of samples against the discrete Laplace of scale `tau`.
+fn discrete_laplace_fit(samples: &[i128], tau: f64) -> common::ChiSquare {
+    let edges = if tau <= 30.0 {
+        (-(40.0 * tau) as i128 - 2..=(40.0 * tau) as i128 + 2).collect::<Vec<_>>()
+    } else {
+        discrete_laplace_edges(tau, 60)
+    };
+    let observed = bin_counts(samples.iter().copied(), &edges);
+    let expected = bin_probabilities(discrete_laplace_cdf(tau), &edges);
+    let (observed, expected) = merge_small_bins(&observed, &expected, N, 5.0);
+    chi_square(&observed, &expected)
+}
+
+fn sample_discrete_laplace(scale: Rational, seed: u64) -> Vec<i128> {
+    let noise = DiscreteLaplace::new(scale);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut bits = BitSource::new(&mut rng);
+    (0..N).map(|_| noise.sample_bits(&mut bits)).collect()
+}
+
+#[test]
+fn discrete_laplace_matches_its_pmf_at_many_scales() {
+    let scales = [
+        (1, 2),              // τ < 1: the small-scale path
+        (1, 1),              // τ = 1
+        (3, 2),              // τ = 1.5
+        (10, 1),             // τ = 10
+        (1000, 7),           // τ ≈ 142.9, non-dyadic
+        (1_000_000, 1),      // τ = 1e6
+        (1u64 << 41 | 3, 1), // τ ≈ 2^41, as used by the Laplace mechanism
+    ];
+    for (i, (num, den)) in scales.into_iter().enumerate() {
+        let scale = Rational::new(num, den).unwrap();
+        let samples = sample_discrete_laplace(scale, 100 + i as u64);
+        let fit = discrete_laplace_fit(&samples, scale.to_f64());
+        println!("discrete Laplace τ = {num}/{den}: {fit:?}");
+        assert!(fit.passes(), "τ = {num}/{den}: {fit:?}");
+    }
+}
+
+/// The seeds' sampler (document 002): `sign × geometric`, keeping (negative, 0). It
+/// puts probability `1 − α` on 0 instead of `(1 − α)/(1 + α)`.
+fn seeds_wrong_sampler(scale: Rational, seed: u64) -> Vec<i128> {
+    let magnitude = Geometric::new(scale);
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut bits = BitSource::new(&mut rng);
+    (0..N)
+        .map(|_| {
+            let g = magnitude.sample_bits(&mut bits) as i128;
+            if bits.bit() { -g } else { g }
+        })
+        .collect()
+}
+
+#[test]
+fn the_seeds_sign_times_geometric_sampler_fails_the_same_check() {
+    for (i, tau) in [1u64, 3, 10].into_iter().enumerate() {
+        let scale = Rational::new(tau, 1).unwrap();
+        let fit = discrete_laplace_fit(&seeds_wrong_sampler(scale, 200 + i as u64), tau as f64);
+        println!("seeds' sampler τ = {tau}: {fit:?}");
+        assert!(!fit.passes(), "the wrong sampler passed at τ = {tau}: {fit:?}");
+    }
+}
+
+#[test]
+fn one_sided_geometric_matches_its_pmf() {
+    for (i, (num, den)) in [(3u64, 10u64), (1, 1), (15, 2), (1_000_000, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let scale = Rational::new(num, den).unwrap();
+        let tau = scale.to_f64();
+        let sampler = Geometric::new(scale);
+        let mut rng = ChaCha20Rng::seed_from_u64(300 + i as u64);
+        let samples: Vec<i128> = (0..N).map(|_| sampler.sample(&mut rng) as i128).collect();
+        // Pr[G ≤ k] = 1 − α^(k+1).
+        let cdf = |k: i128| {
+            if k < 0 {
+                0.0
+            } else {
+                1.0 - (-(k as f64 + 1.0) / tau).exp()
+            }
+        };
+        let edges: Vec<i128> = if tau < 30.0 {
+            (0..=(40.0 * tau) as i128 + 2).collect()
+        } else {
+            let mut e: Vec<i128> = (1..60)
+                .map(|j| (-tau * (1.0 - j as f64 / 60.0).ln()).ceil() as i128 - 1)
+                .collect();
+            e.dedup();
+            e
+        };
+        let observed = bin_counts(samples.into_iter(), &edges);
+        let expected = bin_probabilities(cdf, &edges);
+        let (observed, expected) = merge_small_bins(&observed, &expected, N, 5.0);
+        let fit = chi_square(&observed, &expected);
+        println!("geometric τ = {num}/{den}: {fit:?}");
+        assert!(fit.passes(), "τ = {num}/{den}: {fit:?}");
+    }
+}
+
+fn bernoulli_fit(successes: u64, p: f64) -> common::ChiSquare {
+    chi_square(&[successes, N - successes], &[p, 1.0 - p])
+}
+
+#[test]
+fn bernoulli_of_a_rational_matches_p() {
+    let cases: [(u128, u128); 5] = [
+        (1, 3),
+        (2, 7),
+        (999, 1000),
+        (u64::MAX as u128 / 3, u64::MAX as u128),
+        // Denominator above 2^64: exercises the bit-by-bit path.
+        ((1u128 << 100) / 5, 1u128 << 100),
+    ];
+    for (i, (num, den)) in cases.into_iter().enumerate() {
+        let mut rng = ChaCha20Rng::seed_from_u64(400 + i as u64);
+        let successes = (0..N)
+            .filter(|_| bernoulli_ratio(&mut rng, num, den).unwrap())
+            .count() as u64;
+        let p = num as f64 / den as f64;
+        let fit = bernoulli_fit(successes, p);
+        assert!(fit.passes(), "Bernoulli({num}/{den}): {successes}/{N}, {fit:?}");
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(499);
+    assert!(bernoulli_ratio(&mut rng, 5, 5).unwrap());
+    assert!(!bernoulli_ratio(&mut rng, 0, 5).unwrap());
+    assert!(bernoulli_ratio(&mut rng, 1, 0).is_err());
+}
+
+#[test]
+fn bernoulli_of_exp_minus_gamma_matches_its_probability() {
+    let cases: [(u128, u128); 6] = [(0, 1), (1, 3), (1, 1), (5, 2), (20, 3), (1, 1u128 << 40)];
+    for (i, (num, den)) in cases.into_iter().enumerate() {
+        let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
+        let successes = (0..N)
+            .filter(|_| bernoulli_exp_neg(&mut rng, num, den).unwrap())
+            .count() as u64;
+        let p = (-(num as f64) / den as f64).exp();
+        if p == 1.0 {
+            assert_eq!(successes, N);
+            continue;
+        }
+        // Merge into a one-sided check when a cell would expect fewer than 5.
+        if p * N as f64 >= 5.0 && (1.0 - p) * N as f64 >= 5.0 {
+            let fit = bernoulli_fit(successes, p);
+            assert!(
+                fit.passes(),
+                "Bernoulli(exp(-{num}/{den})): {successes}/{N}, {fit:?}"
+            );
+        } else {
+            // exp(−1/2^40): failures are Binomial(N, ≈ 2^-40); seeing one has
+            // probability below 1e-7.
+            assert!(N - successes <= 1, "{successes}");
+        }
+    }
+}
+
+#[test]
+fn uniform_below_is_uniform() {
+    for (i, n) in [2u64, 6, 7, 1000].into_iter().enumerate() {
+        let mut rng = ChaCha20Rng::seed_from_u64(600 + i as u64);
+        let mut counts = vec![0u64; n as usize];
+        for _ in 0..N {
+            counts[uniform_below(&mut rng, n).unwrap() as usize] += 1;
+        }
+        let fit = chi_square(&counts, &vec![1.0 / n as f64; n as usize]);
+        assert!(fit.passes(), "uniform below {n}: {fit:?}");
+    }
+    let mut rng = ChaCha20Rng::seed_from_u64(699);
+    assert_eq!(uniform_below(&mut rng, 1).unwrap(), 0);
+    assert!(uniform_below(&mut rng, 0).is_err());
+}
