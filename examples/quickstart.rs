@@ -7,7 +7,9 @@ use dpmech::{DefaultRng, Geometric, Laplace, PrivacyLoss};
 
 fn main() -> Result<(), dpmech::Error> {
     // Ages of the people in a (tiny) survey. Public bounds: ages are clamped to [0, 100].
-    let ages: [f64; 12] = [34.0, 27.0, 45.0, 61.0, 19.0, 38.0, 52.0, 29.0, 73.0, 41.0, 36.0, 58.0];
+    let ages: [f64; 12] = [
+        34.0, 27.0, 45.0, 61.0, 19.0, 38.0, 52.0, 29.0, 73.0, 41.0, 36.0, 58.0,
+    ];
     let (lower, upper) = (0.0, 100.0);
     let mut rng = DefaultRng::from_os()?;
 
@@ -24,7 +26,10 @@ fn main() -> Result<(), dpmech::Error> {
     let noisy_mean = (noisy_sum / noisy_count.max(1) as f64).clamp(lower, upper);
 
     let total = sum_epsilons(&[count.privacy_loss(), sum.privacy_loss()]);
-    println!("dpmech quickstart — {} survey answers, add/remove-one neighbours", ages.len());
+    println!(
+        "dpmech quickstart — {} survey answers, add/remove-one neighbours",
+        ages.len()
+    );
     println!(
         "  count: {noisy_count:>8}        (true {}, geometric noise, scale {:.2})",
         ages.len(),
@@ -39,9 +44,15 @@ fn main() -> Result<(), dpmech::Error> {
         clamped_sum / ages.len() as f64
     );
     // 95% of Laplace noise lies within b·ln(1/0.05) of zero.
-    println!("  95% half-width of the sum noise: ±{:.1}", sum.scale() * (1.0f64 / 0.05).ln());
+    println!(
+        "  95% half-width of the sum noise: ±{:.1}",
+        sum.scale() * (1.0f64 / 0.05).ln()
+    );
     println!("  privacy spent: ε = {total} (sequential composition of two pure-DP releases)");
-    println!("  every real output is an exact multiple of 2^{}", sum.granularity().log2());
+    println!(
+        "  every real output is an exact multiple of 2^{}",
+        sum.granularity().log2()
+    );
     Ok(())
 }
 

@@ -54,14 +54,19 @@ impl Grid {
     pub fn to_units(&self, value: f64) -> i128 {
         let bound = self.clamp_bound();
         let clamped = value.clamp(-bound, bound);
-        // Division by a normal power of two is exact (the quotient is at most 2^100).
-        let units = (clamped / self.granularity()).round();
-        // `f64 → i64` is one instruction, `f64 → i128` a library call: take the short
-        // path whenever the value fits (both conversions are exact for integers).
-        if units.abs() < I64_RANGE {
-            units as i64 as i128
+        // Multiplying by 2^−k (a normal float for every supported k) is exact, like
+        // the division by g it replaces, and the quotient is at most 2^100.
+        let scaled = clamped * pow2(-self.exponent);
+        if scaled.abs() < I64_RANGE {
+            // Round half away from zero without `f64::round` (a library call on
+            // baseline x86-64): truncate with one instruction, then `scaled − whole`
+            // is exact, and the adjustment is branch-free.
+            let whole = scaled as i64;
+            let fraction = scaled - whole as f64;
+            (whole + i64::from(fraction >= 0.5) - i64::from(fraction <= -0.5)) as i128
         } else {
-            units as i128
+            // |scaled| ≥ 2^63 is already an integer.
+            scaled as i128
         }
     }
 
@@ -124,6 +129,14 @@ mod tests {
         assert_eq!(grid.to_units(0.13), 1);
         assert_eq!(grid.to_units(-0.13), -1);
         assert_eq!(grid.to_units(-0.0), 0);
+        // Half-way cases round away from zero; just below half rounds down.
+        assert_eq!(grid.to_units(0.125), 1);
+        assert_eq!(grid.to_units(-0.125), -1);
+        assert_eq!(grid.to_units(0.375), 2);
+        assert_eq!(grid.to_units(0.125f64.next_down()), 0);
+        assert_eq!(Grid::new(0).to_units(0.49999999999999994), 0);
+        assert_eq!(Grid::new(0).to_units(4503599627370495.5), 4503599627370496);
+        assert_eq!(Grid::new(0).to_units(-4503599627370495.5), -4503599627370496);
         assert_eq!(grid.to_units(f64::MAX), 1i128 << 100);
         assert_eq!(grid.to_units(f64::MIN), -(1i128 << 100));
         assert_eq!(grid.from_units(5), 1.25);
