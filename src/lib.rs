@@ -25,6 +25,7 @@
 //! and input is validated before any randomness is drawn.
 #![forbid(unsafe_code)]
 
+pub mod audit;
 pub mod error;
 pub mod mechanisms;
 pub mod privacy;

@@ -1,0 +1,687 @@
+//! A privacy auditor: an empirical test that can catch a false privacy claim.
+//!
+//! Given a randomized function run on two neighbouring inputs `D` and `D′`, the
+//! [`Auditor`] draws outputs from both, looks for an event `E` whose probabilities
+//! violate the claim `Pr[M(D) ∈ E] ≤ e^ε · Pr[M(D′) ∈ E] + δ` (in both directions),
+//! and certifies with **exact** one-sided Clopper–Pearson bounds a lower bound
+//!
+//! ```text
+//! ε ≥ ln( (p̲_D − δ) / p̄_D′ )
+//! ```
+//!
+//! on the privacy loss. The audit FAILS when that certified bound exceeds the claimed
+//! ε. Ideas after StatDP (Ding et al. 2018), DP-Sniper and Google's DP-Auditorium.
+//!
+//! ## Why a FAIL means something
+//!
+//! * **Split sample.** `samples(n)` draws per input are split in two halves with
+//!   independent random streams. Candidate events — single outcomes, thresholds
+//!   `{x ≥ t}` / `{x ≤ t}`, intervals, and unions of outcomes ranked by empirical
+//!   likelihood ratio — are searched on the first half only; a small fixed number
+//!   (`events(k)` per direction, default 4) is then certified on the fresh second half.
+//! * **Bonferroni.** Each certified (event, direction) pair uses two one-sided
+//!   intervals; α is split evenly over all of them. If every interval holds, each
+//!   reported bound is below the true loss; so a mechanism that satisfies its claim
+//!   FAILS with probability at most α (default 10⁻⁶).
+//! * **Exact, conservative arithmetic.** Binomial tails are summed exactly in log
+//!   space (accurate for `n` up to 10⁷ and α down to 10⁻⁹ and below; `statrs`' incomplete
+//!   beta loses accuracy at large `n`, see the tests of `binomial`), the bisection for
+//!   the Clopper–Pearson bound keeps the safe end of its bracket, and the final
+//!   `ln((p̲ − δ)/p̄)` is rounded down. The certified bound never exceeds the loss it
+//!   certifies because of rounding.
+//!
+//! A PASS is weaker: it says this search did not find a violation at this sample size
+//! — the certified bound shows how close it came.
+//!
+//! ## Output kinds
+//!
+//! * [`Auditor::audit_discrete`]: `i64` outputs (histogram cells, thresholds, intervals);
+//! * [`Auditor::audit_real`]: `f64` outputs (quantile bins chosen on the first half,
+//!   with finer bins in the tails; thresholds and intervals between them);
+//! * [`Auditor::audit_categorical`]: any `T: Eq + Hash + Clone + Debug` — categories,
+//!   `bool` vectors, tuples such as `(value, draws)` with a [`CountingRng`];
+//! * [`Auditor::audit_float_leak`]: the float-leak check (Mironov 2012) — the same
+//!   certified test on the [`FloatStructure`] (binade and finest power-of-two grid) of
+//!   `f64` outputs. A post-processing of an ε-DP output is ε-DP, so an exact
+//!   mechanism passes it; a float sampler whose output grid depends on the input fails.
+//!
+//! User closures receive `&mut ChaCha20Rng` (seeded deterministically from
+//! [`Auditor::seed`]); every sampler of this crate is generic over
+//! `R: CryptoRng + ?Sized`, so `|rng| mechanism.release(x, rng)` works directly.
+//!
+//! ## Example
+//!
+//! The coin-flip randomized response of the seeds answers truthfully on heads and
+//! at random on tails: `Pr[yes | yes] = 3/4`, `Pr[yes | no] = 1/4`, so its privacy
+//! loss is exactly ln 3.
+//!
+//! ```
+//! use dpmech::audit::{Auditor, Verdict};
+//! use dpmech::rng::Rng;
+//!
+//! fn coin_flip_rr<R: dpmech::CryptoRng + ?Sized>(truth: bool, rng: &mut R) -> bool {
+//!     let bits = rng.next_u32();
+//!     if bits & 1 == 1 { truth } else { bits & 2 == 2 }
+//! }
+//!
+//! // Claimed ln 3 (rounded up): the audit passes.
+//! let ln3 = dpmech::privacy::round::ln_up(3.0);
+//! let report = Auditor::pure(ln3)?
+//!     .samples(100_000)
+//!     .seed(1)
+//!     .audit_categorical(|rng| coin_flip_rr(true, rng), |rng| coin_flip_rr(false, rng))?;
+//! assert_eq!(report.verdict, Verdict::Pass);
+//! assert!(report.lower_bound <= ln3);
+//!
+//! // Claimed 0.9: the certified loss exceeds it and the audit fails.
+//! let report = Auditor::pure(0.9)?
+//!     .samples(100_000)
+//!     .seed(1)
+//!     .audit_categorical(|rng| coin_flip_rr(true, rng), |rng| coin_flip_rr(false, rng))?;
+//! assert_eq!(report.verdict, Verdict::Fail);
+//! println!("{report}");
+//! # Ok::<(), dpmech::Error>(())
+//! ```
+
+mod binomial;
+mod counting_rng;
+mod events;
+mod float_leak;
+mod report;
+
+pub use binomial::{clopper_pearson_lower, clopper_pearson_upper, lower_tail, upper_tail};
+pub use counting_rng::CountingRng;
+pub use events::Direction;
+pub use float_leak::FloatStructure;
+pub use report::{AuditReport, CertifiedEvent, Verdict};
+
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
+use crate::{Error, rng::Rng};
+use core::cmp::Ordering;
+use core::fmt::Debug;
+use core::hash::Hash;
+use events::{Histograms, Selected, Shape};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use std::collections::HashMap;
+
+/// Most distinct integer outcomes kept as individual cells; beyond that, integer
+/// outputs are binned at quantiles like real ones.
+const MAX_INTEGER_CELLS: usize = 256;
+
+/// Runs privacy audits of a claimed guarantee. Build with [`Auditor::new`],
+/// [`Auditor::pure`] or [`Auditor::approximate`], tune with the builder methods, then
+/// call one of the `audit_*` methods. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct Auditor {
+    claimed: PrivacyLoss,
+    epsilon: f64,
+    delta: f64,
+    samples: usize,
+    alpha: f64,
+    seed: u64,
+    events: usize,
+    bins: usize,
+}
+
+impl Auditor {
+    /// An auditor for a pure or approximate DP claim. Other kinds (zCDP, random DP)
+    /// are refused with [`Error::IncompatibleLoss`]: convert them to (ε, δ) first.
+    pub fn new(claimed: PrivacyLoss) -> Result<Self, Error> {
+        let (epsilon, delta) = match claimed {
+            PrivacyLoss::Pure { epsilon } => (check_epsilon(epsilon)?, 0.0),
+            PrivacyLoss::Approximate { epsilon, delta } => {
+                (check_epsilon(epsilon)?, check_delta(delta)?)
+            }
+            _ => {
+                return Err(Error::IncompatibleLoss {
+                    reason: "the auditor tests pure or (epsilon, delta) claims; convert the guarantee first",
+                });
+            }
+        };
+        Ok(Self {
+            claimed,
+            epsilon,
+            delta,
+            samples: 200_000,
+            alpha: 1e-6,
+            seed: 0,
+            events: 4,
+            bins: 32,
+        })
+    }
+
+    /// An auditor for a pure ε-DP claim.
+    pub fn pure(epsilon: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::pure(epsilon)?)
+    }
+
+    /// An auditor for an (ε, δ)-DP claim.
+    pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::approximate(epsilon, delta)?)
+    }
+
+    /// Draws per input (default 200 000): half choose the events, half certify them.
+    /// Must be at least 2.
+    pub fn samples(mut self, n: usize) -> Self {
+        self.samples = n;
+        self
+    }
+
+    /// The false-alarm probability bound α in (0, 1) (default 10⁻⁶).
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The seed of the audit's random streams (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// How many events per direction to certify (default 4, at least 1). More events
+    /// give the search more chances but split α finer.
+    pub fn events(mut self, k: usize) -> Self {
+        self.events = k;
+        self
+    }
+
+    /// Number of equal-mass quantile bins for real outputs (default 32, at least 2);
+    /// finer bins are always added in the tails.
+    pub fn bins(mut self, bins: usize) -> Self {
+        self.bins = bins;
+        self
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        if self.samples < 2 {
+            return Err(Error::InvalidParameter {
+                name: "samples",
+                value: self.samples as f64,
+                reason: "need at least 2 draws per input (one per half)",
+            });
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "alpha",
+                value: self.alpha,
+                reason: "alpha must lie in the open interval (0, 1)",
+            });
+        }
+        if self.events == 0 {
+            return Err(Error::InvalidParameter {
+                name: "events",
+                value: 0.0,
+                reason: "certify at least one event per direction",
+            });
+        }
+        if self.bins < 2 {
+            return Err(Error::InvalidParameter {
+                name: "bins",
+                value: self.bins as f64,
+                reason: "need at least 2 bins",
+            });
+        }
+        Ok(())
+    }
+
+    /// Four independent streams: (D, D′) × (selection, certification).
+    fn streams(&self) -> [ChaCha20Rng; 4] {
+        let mut master = ChaCha20Rng::seed_from_u64(self.seed);
+        core::array::from_fn(|_| {
+            let mut key = [0u8; 32];
+            master.fill_bytes(&mut key);
+            ChaCha20Rng::from_seed(key)
+        })
+    }
+
+    fn halves(&self) -> (usize, usize) {
+        let first = self.samples / 2;
+        (first, self.samples - first)
+    }
+
+    /// Audits a mechanism with integer outputs: `on_d` runs it on `D`, `on_d_prime`
+    /// on the neighbouring `D′`.
+    pub fn audit_discrete<F, G>(&self, on_d: F, on_d_prime: G) -> Result<AuditReport, Error>
+    where
+        F: FnMut(&mut ChaCha20Rng) -> i64,
+        G: FnMut(&mut ChaCha20Rng) -> i64,
+    {
+        self.audit_ordered(
+            "integer outputs: values, thresholds, intervals",
+            on_d,
+            on_d_prime,
+        )
+    }
+
+    /// Audits a mechanism with real outputs (quantile bins, thresholds, intervals).
+    /// Outputs are ordered by `f64::total_cmp`, so NaN and ±∞ are ordinary outcomes.
+    pub fn audit_real<F, G>(&self, on_d: F, on_d_prime: G) -> Result<AuditReport, Error>
+    where
+        F: FnMut(&mut ChaCha20Rng) -> f64,
+        G: FnMut(&mut ChaCha20Rng) -> f64,
+    {
+        self.audit_ordered(
+            "real outputs: quantile bins, thresholds, intervals",
+            on_d,
+            on_d_prime,
+        )
+    }
+
+    /// Audits a mechanism with categorical outputs of any hashable type: categories,
+    /// `Vec<bool>`, tuples such as `(value, draws)`. Events are single outcomes and
+    /// likelihood-ratio-ranked unions of outcomes.
+    pub fn audit_categorical<T, F, G>(
+        &self,
+        mut on_d: F,
+        mut on_d_prime: G,
+    ) -> Result<AuditReport, Error>
+    where
+        T: Eq + Hash + Clone + Debug,
+        F: FnMut(&mut ChaCha20Rng) -> T,
+        G: FnMut(&mut ChaCha20Rng) -> T,
+    {
+        self.validate()?;
+        let [mut r_d1, mut r_dp1, mut r_d2, mut r_dp2] = self.streams();
+        let (n1, n2) = self.halves();
+        let mut index: HashMap<T, usize> = HashMap::new();
+        let mut values: Vec<T> = Vec::new();
+        let mut h1: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+        for (side, (rng, f)) in [
+            (
+                &mut r_d1,
+                &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T,
+            ),
+            (&mut r_dp1, &mut on_d_prime),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for _ in 0..n1 {
+                let x = f(rng);
+                let cell = *index.entry(x).or_insert_with_key(|k| {
+                    values.push(k.clone());
+                    values.len() - 1
+                });
+                for h in h1.iter_mut() {
+                    if h.len() < values.len() {
+                        h.resize(values.len(), 0);
+                    }
+                }
+                h1[side][cell] += 1;
+            }
+        }
+        let cells = values.len();
+        let mut h2 = [vec![0u64; cells], vec![0u64; cells]];
+        for (side, (rng, f)) in [
+            (
+                &mut r_d2,
+                &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T,
+            ),
+            (&mut r_dp2, &mut on_d_prime),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for _ in 0..n2 {
+                if let Some(&c) = index.get(&f(rng)) {
+                    h2[side][c] += 1;
+                }
+            }
+        }
+        let describe =
+            |shape: &Shape| describe_set(&shape_cells(shape), |c| format!("{:?}", values[c]));
+        Ok(self.finish(
+            "categorical outputs: outcomes and likelihood-ratio unions",
+            false,
+            &h1,
+            &h2,
+            describe,
+        ))
+    }
+
+    /// The float-leak check (Mironov 2012): audits the [`FloatStructure`] — sign,
+    /// binade and finest power-of-two grid — of real outputs. A mechanism that
+    /// returns exact multiples of a data-independent grid passes whenever it is ε-DP;
+    /// a textbook float sampler whose low-order bits depend on the input fails.
+    pub fn audit_float_leak<F, G>(
+        &self,
+        mut on_d: F,
+        mut on_d_prime: G,
+    ) -> Result<AuditReport, Error>
+    where
+        F: FnMut(&mut ChaCha20Rng) -> f64,
+        G: FnMut(&mut ChaCha20Rng) -> f64,
+    {
+        let mut report = self.audit_categorical(
+            |rng| FloatStructure::of(on_d(rng)),
+            |rng| FloatStructure::of(on_d_prime(rng)),
+        )?;
+        report.test = "float structure (Mironov 2012): sign, binade, finest power-of-two grid";
+        Ok(report)
+    }
+
+    fn audit_ordered<T, F, G>(
+        &self,
+        test: &'static str,
+        mut on_d: F,
+        mut on_d_prime: G,
+    ) -> Result<AuditReport, Error>
+    where
+        T: OrderedOutput,
+        F: FnMut(&mut ChaCha20Rng) -> T,
+        G: FnMut(&mut ChaCha20Rng) -> T,
+    {
+        self.validate()?;
+        let [mut r_d1, mut r_dp1, mut r_d2, mut r_dp2] = self.streams();
+        let (n1, n2) = self.halves();
+        let first_d: Vec<T> = (0..n1).map(|_| on_d(&mut r_d1)).collect();
+        let first_dp: Vec<T> = (0..n1).map(|_| on_d_prime(&mut r_dp1)).collect();
+        let mut pooled: Vec<T> = first_d.iter().chain(first_dp.iter()).copied().collect();
+        pooled.sort_by(T::cmp_total);
+        let cuts = choose_cuts(&pooled, self.bins);
+        drop(pooled);
+        let cell_of = |x: &T| cuts.partition_point(|c| T::cmp_total(c, x) != Ordering::Greater);
+        let cells = cuts.len() + 1;
+        let mut h1 = [vec![0u64; cells], vec![0u64; cells]];
+        for x in &first_d {
+            h1[0][cell_of(x)] += 1;
+        }
+        for x in &first_dp {
+            h1[1][cell_of(x)] += 1;
+        }
+        drop((first_d, first_dp));
+        let mut h2 = [vec![0u64; cells], vec![0u64; cells]];
+        for _ in 0..n2 {
+            h2[0][cell_of(&on_d(&mut r_d2))] += 1;
+        }
+        for _ in 0..n2 {
+            h2[1][cell_of(&on_d_prime(&mut r_dp2))] += 1;
+        }
+        let describe_cell = |lo: usize, hi: usize| {
+            let lower = (lo > 0).then(|| cuts[lo - 1]);
+            let upper = (hi < cuts.len()).then(|| cuts[hi]);
+            T::describe_range(lower, upper)
+        };
+        let describe = |shape: &Shape| match *shape {
+            Shape::Range { lo, hi } => describe_cell(lo, hi),
+            Shape::Set(ref v) => describe_set(v, |c| describe_cell(c, c)),
+        };
+        Ok(self.finish(test, true, &h1, &h2, describe))
+    }
+
+    /// Selects on the first-half histograms, certifies on the second, and reports.
+    fn finish(
+        &self,
+        test: &'static str,
+        ordered: bool,
+        h1: &[Vec<u64>; 2],
+        h2: &[Vec<u64>; 2],
+        describe: impl Fn(&Shape) -> String,
+    ) -> AuditReport {
+        let (n1, n2) = self.halves();
+        let planned = events::alpha_per_interval(self.alpha, 2 * self.events);
+        let first = Histograms {
+            d: &h1[0],
+            dp: &h1[1],
+            n_d: n1 as u64,
+            n_dp: n1 as u64,
+        };
+        let selected: Vec<Selected> =
+            events::select(first, ordered, self.events, planned, self.delta);
+        let alpha_each = events::alpha_per_interval(self.alpha, selected.len());
+        let second = Histograms {
+            d: &h2[0],
+            dp: &h2[1],
+            n_d: n2 as u64,
+            n_dp: n2 as u64,
+        };
+        let mut certified: Vec<CertifiedEvent> = selected
+            .iter()
+            .map(|s| {
+                let c = events::certify(s, second, alpha_each, self.delta);
+                CertifiedEvent {
+                    description: describe(&s.shape),
+                    direction: s.direction,
+                    count_numerator: c.count_num,
+                    count_denominator: c.count_den,
+                    p_numerator_lower: c.p_num_lower,
+                    p_denominator_upper: c.p_den_upper,
+                    loss_lower_bound: c.loss_lower_bound,
+                }
+            })
+            .collect();
+        certified.sort_by(|a, b| b.loss_lower_bound.total_cmp(&a.loss_lower_bound));
+        let best = certified
+            .first()
+            .map_or(f64::NEG_INFINITY, |e| e.loss_lower_bound);
+        let lower_bound = best.max(0.0);
+        AuditReport {
+            test,
+            verdict: if lower_bound > self.epsilon {
+                Verdict::Fail
+            } else {
+                Verdict::Pass
+            },
+            claimed: self.claimed,
+            lower_bound,
+            events: certified,
+            selection_samples: n1,
+            certification_samples: n2,
+            alpha: self.alpha,
+            seed: self.seed,
+        }
+    }
+}
+
+fn shape_cells(shape: &Shape) -> Vec<usize> {
+    match *shape {
+        Shape::Range { lo, hi } => (lo..=hi).collect(),
+        Shape::Set(ref v) => v.clone(),
+    }
+}
+
+/// `{a, b, c, … (n in all)}` — at most eight members are named.
+fn describe_set(cells: &[usize], name: impl Fn(usize) -> String) -> String {
+    const SHOWN: usize = 8;
+    let mut s: Vec<String> = cells.iter().take(SHOWN).map(|&c| name(c)).collect();
+    if cells.len() > SHOWN {
+        s.push(format!("… ({} outcomes in all)", cells.len()));
+    }
+    if cells.len() == 1 {
+        s.pop().unwrap_or_default()
+    } else {
+        format!("union of {{{}}}", s.join(", "))
+    }
+}
+
+/// Cut points on the pooled, sorted first half: every distinct integer value when
+/// there are few; otherwise equal-mass quantiles plus geometrically finer tail
+/// quantiles (levels 2⁻ʲ and 1 − 2⁻ʲ while at least 16 pooled draws lie beyond).
+fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
+    let mut cuts: Vec<T> = Vec::new();
+    if T::INTEGER {
+        for &x in sorted {
+            if cuts
+                .last()
+                .is_none_or(|c| T::cmp_total(c, &x) != Ordering::Equal)
+            {
+                cuts.push(x);
+                if cuts.len() > MAX_INTEGER_CELLS {
+                    break;
+                }
+            }
+        }
+        if cuts.len() <= MAX_INTEGER_CELLS {
+            return cuts;
+        }
+        cuts.clear();
+    }
+    let m = sorted.len();
+    if m == 0 {
+        return cuts;
+    }
+    let mut levels: Vec<f64> = (1..bins).map(|j| j as f64 / bins as f64).collect();
+    let mut t = 1.0 / bins as f64;
+    loop {
+        t *= 0.5;
+        if (m as f64) * t < 16.0 {
+            break;
+        }
+        levels.push(t);
+        levels.push(1.0 - t);
+    }
+    levels.sort_by(f64::total_cmp);
+    for level in levels {
+        let idx = ((level * m as f64) as usize).min(m - 1);
+        let x = sorted[idx];
+        if cuts
+            .last()
+            .is_none_or(|c| T::cmp_total(c, &x) == Ordering::Less)
+        {
+            cuts.push(x);
+        }
+    }
+    cuts
+}
+
+/// Output types with a total order: `i64` and `f64` (by `total_cmp`).
+trait OrderedOutput: Copy + Debug {
+    /// Whether distinct values should be kept as cells when there are few.
+    const INTEGER: bool;
+    fn cmp_total(a: &Self, b: &Self) -> Ordering;
+    /// Describes `{lower ≤ x < upper}` (either side may be open).
+    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String;
+}
+
+impl OrderedOutput for i64 {
+    const INTEGER: bool = true;
+    fn cmp_total(a: &Self, b: &Self) -> Ordering {
+        a.cmp(b)
+    }
+    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String {
+        // `upper` is a cut above some value, so `upper − 1` does not overflow.
+        match (lower, upper.map(|u| u.saturating_sub(1))) {
+            (Some(a), Some(b)) if a == b => format!("x = {a}"),
+            (Some(a), Some(b)) => format!("{a} ≤ x ≤ {b}"),
+            (Some(a), None) => format!("x ≥ {a}"),
+            (None, Some(b)) => format!("x ≤ {b}"),
+            (None, None) => "any outcome".to_string(),
+        }
+    }
+}
+
+impl OrderedOutput for f64 {
+    const INTEGER: bool = false;
+    fn cmp_total(a: &Self, b: &Self) -> Ordering {
+        a.total_cmp(b)
+    }
+    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String {
+        match (lower, upper) {
+            (Some(a), Some(b)) => format!("{a:?} ≤ x < {b:?}"),
+            (Some(a), None) => format!("x ≥ {a:?}"),
+            (None, Some(b)) => format!("x < {b:?}"),
+            (None, None) => "any outcome".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp, reason = "exact values are what these tests check")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_parameters_are_typed_errors() {
+        let a = Auditor::pure(1.0).unwrap();
+        let f = |_: &mut ChaCha20Rng| 0i64;
+        assert!(matches!(
+            a.clone().samples(1).audit_discrete(f, f),
+            Err(Error::InvalidParameter {
+                name: "samples",
+                ..
+            })
+        ));
+        for bad in [0.0, 1.0, -1.0, f64::NAN] {
+            assert!(matches!(
+                a.clone().alpha(bad).audit_discrete(f, f),
+                Err(Error::InvalidParameter { name: "alpha", .. })
+            ));
+        }
+        assert!(a.clone().events(0).audit_discrete(f, f).is_err());
+        assert!(a.clone().bins(1).audit_real(|_| 0.0, |_| 0.0).is_err());
+        assert!(matches!(
+            Auditor::pure(0.0),
+            Err(Error::InvalidEpsilon { .. })
+        ));
+        assert!(matches!(
+            Auditor::approximate(1.0, 0.0),
+            Err(Error::InvalidDelta { .. })
+        ));
+        assert!(matches!(
+            Auditor::new(PrivacyLoss::Zcdp { rho: 0.5 }),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        assert!(matches!(
+            Auditor::new(PrivacyLoss::Pure { epsilon: f64::NAN }),
+            Err(Error::InvalidEpsilon { .. })
+        ));
+    }
+
+    #[test]
+    fn constant_and_identical_mechanisms_pass_with_zero_bound() {
+        let a = Auditor::pure(0.1).unwrap().samples(2000);
+        let r = a.audit_discrete(|_| 7, |_| 7).unwrap();
+        assert!(r.passed() && r.lower_bound == 0.0, "{r}");
+        let r = a
+            .audit_real(|rng| rng.next_u32() as f64, |rng| rng.next_u32() as f64)
+            .unwrap();
+        assert!(r.passed(), "{r}");
+        let r = a
+            .audit_categorical(|rng| rng.next_u32() % 3, |rng| rng.next_u32() % 3)
+            .unwrap();
+        assert!(r.passed(), "{r}");
+    }
+
+    #[test]
+    fn disjoint_supports_fail_with_a_named_witness() {
+        let r = Auditor::pure(1.0)
+            .unwrap()
+            .samples(2000)
+            .audit_discrete(|_| 0, |_| 1)
+            .unwrap();
+        assert_eq!(r.verdict, Verdict::Fail);
+        let w = r.witness().unwrap();
+        assert!(w.description.contains('x'), "{r}");
+        assert!(r.to_string().contains("FAIL"));
+    }
+
+    #[test]
+    fn cuts_are_distinct_integers_or_sorted_quantiles() {
+        let v: Vec<i64> = vec![1, 1, 2, 5, 5, 5];
+        assert_eq!(choose_cuts(&v, 4), vec![1, 2, 5]);
+        let w: Vec<i64> = (0..10_000).collect();
+        let c = choose_cuts(&w, 8);
+        assert!(c.len() < 40 && c.windows(2).all(|p| p[0] < p[1]));
+        let x: Vec<f64> = (0..4096).map(|i| i as f64).collect();
+        let c = choose_cuts(&x, 4);
+        assert!(
+            c.contains(&1024.0) && c.contains(&2048.0) && c.contains(&16.0),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn same_seed_same_report() {
+        let a = Auditor::pure(1.0).unwrap().samples(4000).seed(9);
+        let run = || {
+            a.audit_discrete(
+                |rng| (rng.next_u32() % 5) as i64,
+                |rng| (rng.next_u32() % 6) as i64,
+            )
+            .unwrap()
+        };
+        assert_eq!(run().lower_bound, run().lower_bound);
+    }
+}
