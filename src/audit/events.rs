@@ -49,7 +49,8 @@ pub(crate) enum Shape {
 }
 
 impl Shape {
-    fn cells(&self) -> Vec<usize> {
+    /// The cells of the event, sorted.
+    pub(crate) fn cells(&self) -> Vec<usize> {
         match self {
             Self::Range { lo, hi } => (*lo..=*hi).collect(),
             Self::Set(v) => v.clone(),
@@ -139,6 +140,9 @@ pub(crate) fn select(
             }
             for lo in 0..m {
                 for hi in lo..m {
+                    if lo == 0 && hi + 1 == m {
+                        continue; // every outcome: probability 1 on both sides
+                    }
                     let s = score(pn[hi + 1] - pn[lo], pd[hi + 1] - pd[lo]);
                     if s.is_finite() {
                         candidates.push((s, Shape::Range { lo, hi }));
@@ -154,7 +158,8 @@ pub(crate) fn select(
             }
         }
         // Likelihood-ratio unions: cells ranked by (c_num + ½) / (c_den + ½).
-        let mut order: Vec<usize> = (0..m).collect();
+        // Cells never seen in the selection half add nothing to a union: leave them out.
+        let mut order: Vec<usize> = (0..m).filter(|&c| num[c] + den[c] > 0).collect();
         order.sort_by(|&a, &b| {
             let ra = (num[a] as f64 + 0.5) * (den[b] as f64 + 0.5);
             let rb = (num[b] as f64 + 0.5) * (den[a] as f64 + 0.5);
@@ -166,7 +171,7 @@ pub(crate) fn select(
             cn += num[c];
             cd += den[c];
             let s = score(cn, cd);
-            if s.is_finite() && j + 1 > 1 {
+            if s.is_finite() && j + 1 > 1 && j + 1 < m {
                 best_prefix.push((s, j + 1));
             }
         }
@@ -178,16 +183,19 @@ pub(crate) fn select(
             candidates.push((s, Shape::Set(cells)));
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let mut chosen: Vec<Vec<usize>> = Vec::new();
+        // Distinct events only: two candidates with the same selection-half counts are
+        // (almost always) the same event padded with empty cells; certifying both
+        // would only split α finer.
+        let mut chosen: Vec<(u64, u64)> = Vec::new();
         for (_, shape) in candidates {
             if chosen.len() == k {
                 break;
             }
-            let cells = shape.cells();
-            if chosen.contains(&cells) {
+            let counts = (shape.count(num), shape.count(den));
+            if chosen.contains(&counts) {
                 continue;
             }
-            chosen.push(cells);
+            chosen.push(counts);
             out.push(Selected { direction, shape });
         }
     }

@@ -330,8 +330,7 @@ impl Auditor {
                 }
             }
         }
-        let describe =
-            |shape: &Shape| describe_set(&shape_cells(shape), |c| format!("{:?}", values[c]));
+        let describe = |shape: &Shape| describe_set(&shape.cells(), |c| format!("{:?}", values[c]));
         Ok(self.finish(
             "categorical outputs: outcomes and likelihood-ratio unions",
             false,
@@ -406,7 +405,19 @@ impl Auditor {
         };
         let describe = |shape: &Shape| match *shape {
             Shape::Range { lo, hi } => describe_cell(lo, hi),
-            Shape::Set(ref v) => describe_set(v, |c| describe_cell(c, c)),
+            Shape::Set(ref v) => {
+                // Merge runs of adjacent cells into one range each.
+                let mut runs: Vec<(usize, usize)> = Vec::new();
+                for &c in v {
+                    match runs.last_mut() {
+                        Some(run) if run.1 + 1 == c => run.1 = c,
+                        _ => runs.push((c, c)),
+                    }
+                }
+                describe_set(&(0..runs.len()).collect::<Vec<_>>(), |i| {
+                    describe_cell(runs[i].0, runs[i].1)
+                })
+            }
         };
         Ok(self.finish(test, true, &h1, &h2, describe))
     }
@@ -475,19 +486,12 @@ impl Auditor {
     }
 }
 
-fn shape_cells(shape: &Shape) -> Vec<usize> {
-    match *shape {
-        Shape::Range { lo, hi } => (lo..=hi).collect(),
-        Shape::Set(ref v) => v.clone(),
-    }
-}
-
 /// `{a, b, c, … (n in all)}` — at most eight members are named.
 fn describe_set(cells: &[usize], name: impl Fn(usize) -> String) -> String {
     const SHOWN: usize = 8;
     let mut s: Vec<String> = cells.iter().take(SHOWN).map(|&c| name(c)).collect();
     if cells.len() > SHOWN {
-        s.push(format!("… ({} outcomes in all)", cells.len()));
+        s.push(format!("… ({} in all)", cells.len()));
     }
     if cells.len() == 1 {
         s.pop().unwrap_or_default()
