@@ -688,4 +688,45 @@ mod tests {
         };
         assert_eq!(run().lower_bound, run().lower_bound);
     }
+
+    #[test]
+    fn odd_outputs_and_extreme_parameters_do_not_panic() {
+        let specials = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            0.0,
+            5e-324,
+            f64::MAX,
+        ];
+        let pick = |rng: &mut ChaCha20Rng| specials[(rng.next_u32() % 7) as usize];
+        let a = Auditor::pure(1.0).unwrap().samples(2000);
+        assert!(a.audit_real(pick, pick).unwrap().passed());
+        assert!(a.audit_float_leak(pick, pick).unwrap().passed());
+        let ends = |rng: &mut ChaCha20Rng| {
+            if rng.next_u32() & 1 == 1 {
+                i64::MIN
+            } else {
+                i64::MAX
+            }
+        };
+        let r = a.audit_discrete(ends, |_| i64::MAX).unwrap();
+        assert!(!r.passed(), "{r}");
+        let _ = r.to_string();
+        // The smallest sample size and a tiny alpha.
+        let r = Auditor::pure(1.0)
+            .unwrap()
+            .samples(2)
+            .alpha(1e-12)
+            .audit_discrete(|_| 0, |_| 1)
+            .unwrap();
+        assert!(
+            r.passed(),
+            "two draws cannot certify anything at alpha = 1e-12: {r}"
+        );
+        // Many distinct integers fall back to quantile cells.
+        let wide = |rng: &mut ChaCha20Rng| rng.next_u64() as i64;
+        assert!(a.audit_discrete(wide, wide).unwrap().passed());
+    }
 }
