@@ -227,6 +227,37 @@ fn randomized_response_passes_at_ln3_and_fails_at_0_9() {
 }
 
 #[test]
+fn randomized_response_on_bool_vectors() {
+    // Local randomized response of three records; D and D′ differ in the first one.
+    let rr_vec = |bits: [bool; 3], r: &mut rand_chacha::ChaCha20Rng| -> Vec<bool> {
+        bits.iter().map(|&b| coin_flip_rr(b, r)).collect()
+    };
+    let run = |eps: f64| {
+        Auditor::pure(eps)
+            .unwrap()
+            .samples(200_000)
+            .seed(18)
+            .audit_categorical(
+                |r| rr_vec([true, true, false], r),
+                |r| rr_vec([false, true, false], r),
+            )
+            .unwrap()
+    };
+    show(
+        "randomized response, Vec<bool> of 3 records, claimed ln 3",
+        &run(ln3()),
+        ln3(),
+        Verdict::Pass,
+    );
+    show(
+        "randomized response, Vec<bool> of 3 records, claimed 0.9",
+        &run(0.9),
+        ln3(),
+        Verdict::Fail,
+    );
+}
+
+#[test]
 fn above_threshold_without_query_noise_fails() {
     // Neighbours with per-query sensitivity 1: answers (0, 1) on D, (1, 0) on D′.
     // Without query noise, "first query above" = index 1 is impossible on D′.
