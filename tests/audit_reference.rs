@@ -8,7 +8,7 @@
 //! arithmetic only: uniform integers by rejection, rational Bernoulli trials, and
 //! Bernoulli(exp(−γ)) for rational γ ≤ 1 by Canonne–Kamath–Steinke 2020, Algorithm 1).
 
-use dpmech::audit::{AuditReport, Auditor, CountingRng, Verdict};
+use dpmech::audit::{AuditReport, Auditor, Verdict};
 use dpmech::privacy::round;
 use dpmech::rng::CryptoRng;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -388,13 +388,13 @@ fn discrete_laplace_with_draw_count_fails_while_value_alone_passes() {
         1.0,
         Verdict::Pass,
     );
-    let joint = |x: i64, r: &mut rand_chacha::ChaCha20Rng| {
-        let mut counting = CountingRng::new(r);
-        let v = x + discrete_laplace(1, 1, &mut counting);
-        (v, counting.draws())
-    };
+    // The same sampler, now with the number of random words it drew (a proxy for
+    // its running time) observed alongside the value.
     let timed = audit
-        .audit_categorical(|r| joint(0, r), |r| joint(1, r))
+        .audit_with_draw_count(
+            |r| discrete_laplace(1, 1, r),
+            |r| 1 + discrete_laplace(1, 1, r),
+        )
         .unwrap();
     println!("{timed}");
     // The minimal draw count reveals a zero noise, so the joint loss is infinite.

@@ -71,9 +71,8 @@ fn bd0(x: f64, m: f64) -> f64 {
     }
 }
 
-/// `ln Pr[X = k]` for `X ~ Binomial(n, p)`, `0 < p < 1`, `k ≤ n`.
+/// `ln Pr[X = k]` for `X ~ Binomial(n, p)`; callers ensure `0 < p < 1` and `k ≤ n`.
 pub(crate) fn ln_pmf(n: u64, k: u64, p: f64) -> f64 {
-    debug_assert!(k <= n && p > 0.0 && p < 1.0);
     let nf = n as f64;
     let ln_q = (-p).ln_1p();
     if k == 0 {
@@ -122,8 +121,12 @@ fn downward_sum(n: u64, k: u64, ratio_qp: f64) -> f64 {
     s
 }
 
-/// `Pr[X ≥ k]` for `X ~ Binomial(n, p)`.
+/// `Pr[X ≥ k]` for `X ~ Binomial(n, p)`, with relative accuracy about 1e-11 for `n`
+/// up to 10⁷ (`p` outside `[0, 1]` is treated as the nearest end; NaN gives NaN).
 pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
+    if p.is_nan() {
+        return f64::NAN;
+    }
     if k == 0 || p >= 1.0 {
         return if k <= n { 1.0 } else { 0.0 };
     }
@@ -140,8 +143,12 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
     }
 }
 
-/// `Pr[X ≤ k]` for `X ~ Binomial(n, p)`.
+/// `Pr[X ≤ k]` for `X ~ Binomial(n, p)`, with relative accuracy about 1e-11 for `n`
+/// up to 10⁷ (`p` outside `[0, 1]` is treated as the nearest end; NaN gives NaN).
 pub fn lower_tail(n: u64, k: u64, p: f64) -> f64 {
+    if p.is_nan() {
+        return f64::NAN;
+    }
     if k >= n || p <= 0.0 {
         return 1.0;
     }
@@ -190,9 +197,10 @@ fn bisect(safe_is_low: bool, alpha: f64, tail: impl Fn(f64) -> f64) -> f64 {
 /// One-sided Clopper–Pearson **lower** confidence bound on `p` after `k` successes in
 /// `n` trials: with probability at least `1 − α` the true `p` is `≥` the result.
 ///
-/// Rounded to the safe side: the result never exceeds the exact bound.
+/// Rounded to the safe side: the result never exceeds the exact bound. For `k = 0`,
+/// `n = 0` or an `alpha` outside `(0, 1)` the trivial bound 0 is returned.
 pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> f64 {
-    if k == 0 || n == 0 {
+    if k == 0 || n == 0 || !(alpha > 0.0 && alpha < 1.0) {
         return 0.0;
     }
     let k = k.min(n);
@@ -203,9 +211,10 @@ pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> f64 {
 /// One-sided Clopper–Pearson **upper** confidence bound on `p` after `k` successes in
 /// `n` trials: with probability at least `1 − α` the true `p` is `≤` the result.
 ///
-/// Rounded to the safe side: the result is never below the exact bound.
+/// Rounded to the safe side: the result is never below the exact bound. For `k ≥ n`,
+/// `n = 0` or an `alpha` outside `(0, 1)` the trivial bound 1 is returned.
 pub fn clopper_pearson_upper(k: u64, n: u64, alpha: f64) -> f64 {
-    if n == 0 || k >= n {
+    if n == 0 || k >= n || !(alpha > 0.0 && alpha < 1.0) {
         return 1.0;
     }
     // Pr[X ≤ k; p] decreases with p: safe points are the high ones.
@@ -414,5 +423,25 @@ mod tests {
             }
         }
         println!("largest relative difference to statrs at n = 1e7: {worst:e}");
+    }
+
+    #[test]
+    fn degenerate_arguments_give_trivial_results_not_panics() {
+        assert!(upper_tail(10, 3, f64::NAN).is_nan());
+        assert!(lower_tail(10, 3, f64::NAN).is_nan());
+        assert_eq!(upper_tail(10, 3, -1.0), 0.0);
+        assert_eq!(upper_tail(10, 3, 2.0), 1.0);
+        assert_eq!(upper_tail(10, 11, 0.5), 0.0);
+        assert_eq!(lower_tail(10, 10, 0.5), 1.0);
+        assert_eq!(lower_tail(10, 3, 1.0), 0.0);
+        for bad in [0.0, 1.0, f64::NAN, -3.0] {
+            assert_eq!(clopper_pearson_lower(5, 10, bad), 0.0);
+            assert_eq!(clopper_pearson_upper(5, 10, bad), 1.0);
+        }
+        assert_eq!(clopper_pearson_upper(0, 0, 0.1), 1.0);
+        assert_eq!(
+            clopper_pearson_lower(20, 10, 0.1),
+            clopper_pearson_lower(10, 10, 0.1)
+        );
     }
 }
