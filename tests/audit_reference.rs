@@ -241,9 +241,11 @@ fn randomized_response_passes_at_ln3_and_fails_at_0_9() {
             .audit_categorical(|r| coin_flip_rr(true, r), |r| coin_flip_rr(false, r))
             .unwrap()
     };
+    let pass = run(ln3());
+    println!("{pass}");
     show(
         "coin-flip randomized response, claimed ln 3",
-        &run(ln3()),
+        &pass,
         ln3(),
         Verdict::Pass,
     );

@@ -115,7 +115,8 @@ impl<'a> Histograms<'a> {
 }
 
 /// Chooses at most `k` distinct events per direction from the selection-half
-/// histograms.
+/// histograms. Only events whose proxy bound is positive on the selection half are
+/// kept: the others could not certify a loss and would only split α finer.
 pub(crate) fn select(
     h: Histograms<'_>,
     ordered: bool,
@@ -144,7 +145,7 @@ pub(crate) fn select(
                         continue; // every outcome: probability 1 on both sides
                     }
                     let s = score(pn[hi + 1] - pn[lo], pd[hi + 1] - pd[lo]);
-                    if s.is_finite() {
+                    if s > 0.0 {
                         candidates.push((s, Shape::Range { lo, hi }));
                     }
                 }
@@ -152,7 +153,7 @@ pub(crate) fn select(
         } else {
             for c in 0..m {
                 let s = score(num[c], den[c]);
-                if s.is_finite() {
+                if s > 0.0 {
                     candidates.push((s, Shape::Set(vec![c])));
                 }
             }
@@ -171,7 +172,7 @@ pub(crate) fn select(
             cn += num[c];
             cd += den[c];
             let s = score(cn, cd);
-            if s.is_finite() && j + 1 > 1 && j + 1 < m {
+            if s > 0.0 && j + 1 > 1 && j + 1 < m {
                 best_prefix.push((s, j + 1));
             }
         }

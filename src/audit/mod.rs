@@ -333,7 +333,16 @@ impl Auditor {
                 }
             }
         }
-        let describe = |shape: &Shape| describe_set(&shape.cells(), |c| format!("{:?}", values[c]));
+        let describe = |shape: &Shape| {
+            let cells = shape.cells();
+            match cells.as_slice() {
+                [one] => format!("x = {:?}", values[*one]),
+                _ => format!(
+                    "x ∈ {{{}}}",
+                    list(&cells, ", ", |c| format!("{:?}", values[c]))
+                ),
+            }
+        };
         Ok(self.finish(
             "categorical outputs: outcomes and likelihood-ratio unions",
             false,
@@ -447,9 +456,13 @@ impl Auditor {
                         _ => runs.push((c, c)),
                     }
                 }
-                describe_set(&(0..runs.len()).collect::<Vec<_>>(), |i| {
-                    describe_cell(runs[i].0, runs[i].1)
-                })
+                let ids: Vec<usize> = (0..runs.len()).collect();
+                match runs.as_slice() {
+                    [(lo, hi)] => describe_cell(*lo, *hi),
+                    _ => list(&ids, " ∪ ", |i| {
+                        format!("({})", describe_cell(runs[i].0, runs[i].1))
+                    }),
+                }
             }
         };
         Ok(self.finish(test, true, &h1, &h2, describe))
@@ -519,18 +532,14 @@ impl Auditor {
     }
 }
 
-/// `{a, b, c, … (n in all)}` — at most eight members are named.
-fn describe_set(cells: &[usize], name: impl Fn(usize) -> String) -> String {
+/// `a, b, c, … (n in all)` — at most eight members are named.
+fn list(items: &[usize], sep: &str, name: impl Fn(usize) -> String) -> String {
     const SHOWN: usize = 8;
-    let mut s: Vec<String> = cells.iter().take(SHOWN).map(|&c| name(c)).collect();
-    if cells.len() > SHOWN {
-        s.push(format!("… ({} in all)", cells.len()));
+    let mut s: Vec<String> = items.iter().take(SHOWN).map(|&c| name(c)).collect();
+    if items.len() > SHOWN {
+        s.push(format!("… ({} in all)", items.len()));
     }
-    if cells.len() == 1 {
-        s.pop().unwrap_or_default()
-    } else {
-        format!("union of {{{}}}", s.join(", "))
-    }
+    s.join(sep)
 }
 
 /// Cut points on the pooled, sorted first half: every distinct integer value when
