@@ -475,3 +475,38 @@ fn no_false_alarms_in_thirty_audits_of_exact_mechanisms() {
         "30 audits of exact mechanisms at their exact ε: no FAIL; largest certified/true = {worst:.4}"
     );
 }
+
+#[test]
+fn false_alarm_rate_stays_below_a_measurable_alpha() {
+    // At α = 0.2 false alarms are frequent enough to count: 100 audits of the exact
+    // geometric at its exact ε (every threshold {x ≥ 1} has ratio exactly e) must not
+    // fail more often than Binomial(100, 0.2) allows at level 1e-3.
+    let (runs, alpha) = (100u64, 0.2);
+    let critical = (0..=runs)
+        .find(|&c| dpmech::audit::upper_tail(runs, c, alpha) <= 1e-3)
+        .unwrap();
+    let mut fails = 0;
+    let mut worst: f64 = 0.0;
+    for seed in 0..runs {
+        let r = Auditor::pure(1.0)
+            .unwrap()
+            .alpha(alpha)
+            .samples(20_000)
+            .seed(5000 + seed)
+            .audit_discrete(
+                |r| discrete_laplace(1, 1, r),
+                |r| 1 + discrete_laplace(1, 1, r),
+            )
+            .unwrap();
+        fails += u64::from(!r.passed());
+        worst = worst.max(r.lower_bound);
+    }
+    println!(
+        "α = {alpha}: {fails} FAIL(s) in {runs} audits of an exact ε = 1 mechanism \
+         (critical count {critical}); largest certified bound {worst:.4}"
+    );
+    assert!(
+        fails < critical,
+        "{fails} false alarms in {runs} audits at alpha = {alpha}"
+    );
+}
