@@ -160,11 +160,7 @@ fn gaussian_true_epsilon(sigma: f64, delta: f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 50.0);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if delta_of(mid) > delta {
-            lo = mid
-        } else {
-            hi = mid
-        }
+        if delta_of(mid) > delta { lo = mid } else { hi = mid }
     }
     hi
 }
@@ -193,9 +189,7 @@ fn above_threshold_true_loss(d: [i64; 2], d_prime: [i64; 2]) -> f64 {
         [p0, p1, 1.0 - p0 - p1]
     };
     let (p, pp) = (dist(d), dist(d_prime));
-    (0..3)
-        .map(|o| (p[o] / pp[o]).ln().abs())
-        .fold(0.0, f64::max)
+    (0..3).map(|o| (p[o] / pp[o]).ln().abs()).fold(0.0, f64::max)
 }
 
 // ---------------------------------------------------------------------------------
@@ -205,10 +199,7 @@ fn above_threshold_true_loss(d: [i64; 2], d_prime: [i64; 2]) -> f64 {
 fn geometric_exact_passes_and_sign_times_geometric_fails() {
     let audit = Auditor::pure(1.0).unwrap().samples(1_000_000).seed(11);
     let exact = audit
-        .audit_discrete(
-            |r| discrete_laplace(1, 1, r),
-            |r| 1 + discrete_laplace(1, 1, r),
-        )
+        .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
         .unwrap();
     show(
         "two-sided geometric (difference of geometrics), ε = 1",
@@ -395,9 +386,7 @@ fn naive_float_laplace_passes_histograms_but_fails_the_float_leak_check() {
         eps,
         Verdict::Pass,
     );
-    let hist = audit
-        .audit_real(|r| grid(0.0, r), |r| grid(1.0, r))
-        .unwrap();
+    let hist = audit.audit_real(|r| grid(0.0, r), |r| grid(1.0, r)).unwrap();
     show(
         "grid-1/16 geometric, histogram/threshold audit",
         &hist,
@@ -410,10 +399,7 @@ fn naive_float_laplace_passes_histograms_but_fails_the_float_leak_check() {
 fn discrete_laplace_with_draw_count_fails_while_value_alone_passes() {
     let audit = Auditor::pure(1.0).unwrap().samples(1_000_000).seed(17);
     let value = audit
-        .audit_discrete(
-            |r| discrete_laplace(1, 1, r),
-            |r| 1 + discrete_laplace(1, 1, r),
-        )
+        .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
         .unwrap();
     show(
         "discrete Laplace by Bernoulli trials, value only, ε = 1",
@@ -424,10 +410,7 @@ fn discrete_laplace_with_draw_count_fails_while_value_alone_passes() {
     // The same sampler, now with the number of random words it drew (a proxy for
     // its running time) observed alongside the value.
     let timed = audit
-        .audit_with_draw_count(
-            |r| discrete_laplace(1, 1, r),
-            |r| 1 + discrete_laplace(1, 1, r),
-        )
+        .audit_with_draw_count(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
         .unwrap();
     println!("{timed}");
     // The minimal draw count reveals a zero noise, so the joint loss is infinite.
@@ -449,10 +432,7 @@ fn no_false_alarms_in_thirty_audits_of_exact_mechanisms() {
                 .unwrap()
                 .samples(200_000)
                 .seed(seed)
-                .audit_discrete(
-                    |r| discrete_laplace(1, 1, r),
-                    |r| 1 + discrete_laplace(1, 1, r),
-                )
+                .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
                 .unwrap();
             ("geometric ε = 1", r, 1.0)
         } else {
@@ -464,16 +444,11 @@ fn no_false_alarms_in_thirty_audits_of_exact_mechanisms() {
                 .unwrap();
             ("randomized response ln 3", r, ln3())
         };
-        assert!(
-            report.passed(),
-            "false alarm at seed {seed} ({name}):\n{report}"
-        );
+        assert!(report.passed(), "false alarm at seed {seed} ({name}):\n{report}");
         assert!(report.lower_bound <= true_loss);
         worst = worst.max(report.lower_bound / true_loss);
     }
-    println!(
-        "30 audits of exact mechanisms at their exact ε: no FAIL; largest certified/true = {worst:.4}"
-    );
+    println!("30 audits of exact mechanisms at their exact ε: no FAIL; largest certified/true = {worst:.4}");
 }
 
 #[test]
@@ -493,10 +468,7 @@ fn false_alarm_rate_stays_below_a_measurable_alpha() {
             .alpha(alpha)
             .samples(20_000)
             .seed(5000 + seed)
-            .audit_discrete(
-                |r| discrete_laplace(1, 1, r),
-                |r| 1 + discrete_laplace(1, 1, r),
-            )
+            .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
             .unwrap();
         fails += u64::from(!r.passed());
         worst = worst.max(r.lower_bound);

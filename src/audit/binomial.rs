@@ -168,10 +168,7 @@ pub fn lower_tail(n: u64, k: u64, p: f64) -> f64 {
 /// Bisection for a monotone tail: finds the boundary between points whose tail is
 /// certified `≤ α(1 − MARGIN)` ("safe") and the others. `safe_is_low` says on which
 /// side of the boundary the safe points lie. Returns the safe end of the bracket.
-#[allow(
-    clippy::float_cmp,
-    reason = "stop when the midpoint is no longer a new float"
-)]
+#[allow(clippy::float_cmp, reason = "stop when the midpoint is no longer a new float")]
 fn bisect(safe_is_low: bool, alpha: f64, tail: impl Fn(f64) -> f64) -> f64 {
     let target = alpha * (1.0 - MARGIN);
     // `safe` always satisfies tail(safe) ≤ target; `other` does not (or is untested).
@@ -257,16 +254,12 @@ mod tests {
         for n in [1u64, 2, 5, 17, 40, 100] {
             for p in [0.5f64, 0.25, 0.01, 0.9375, 0.3] {
                 for k in 0..=n {
-                    let brute =
-                        choose(n, k) as f64 * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32);
+                    let brute = choose(n, k) as f64 * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32);
                     if brute < 1e-280 {
                         continue;
                     }
                     let ours = ln_pmf(n, k, p).exp();
-                    assert!(
-                        rel(ours, brute) < 1e-12,
-                        "n={n} k={k} p={p}: {ours} vs {brute}"
-                    );
+                    assert!(rel(ours, brute) < 1e-12, "n={n} k={k} p={p}: {ours} vs {brute}");
                 }
             }
         }
@@ -301,10 +294,7 @@ mod tests {
             for k in [mean / 2, mean, mean + mean / 10, mean + mean / 3] {
                 let ours = lower_tail(n, k, p);
                 let theirs = b.cdf(k);
-                assert!(
-                    rel(ours, theirs) < 1e-9,
-                    "n={n} p={p} k={k}: {ours} vs {theirs}"
-                );
+                assert!(rel(ours, theirs) < 1e-9, "n={n} p={p} k={k}: {ours} vs {theirs}");
                 let ours_sf = upper_tail(n, k + 1, p);
                 let theirs_sf = b.sf(k);
                 assert!(
@@ -356,10 +346,7 @@ mod tests {
                     upper_tail(n, k, lo)
                 };
                 assert!(t <= alpha, "lower bound too high: tail {t} > {alpha}");
-                assert!(
-                    t >= alpha * (1.0 - 1e-5),
-                    "lower bound not tight: {t} vs {alpha}"
-                );
+                assert!(t >= alpha * (1.0 - 1e-5), "lower bound not tight: {t} vs {alpha}");
             }
             if k < n {
                 let t = if n <= 100 {
@@ -371,10 +358,7 @@ mod tests {
                     t <= alpha * (1.0 + 1e-12),
                     "upper bound too low: tail {t} > {alpha}"
                 );
-                assert!(
-                    t >= alpha * (1.0 - 1e-5),
-                    "upper bound not tight: {t} vs {alpha}"
-                );
+                assert!(t >= alpha * (1.0 - 1e-5), "upper bound not tight: {t} vs {alpha}");
             }
         }
         // Closed forms at the extremes: k = 0 gives 1 − α^(1/n), k = n gives α^(1/n).

@@ -125,10 +125,7 @@ mod tests {
         assert_eq!(fin(f64::from_bits(1)), (false, -1074, -1074));
         assert_eq!(fin(f64::from_bits(6)), (false, -1072, -1073));
         assert_eq!(fin(f64::MAX), (false, 1023, 971));
-        assert_eq!(
-            FloatStructure::of(-0.0),
-            FloatStructure::Zero { negative: true }
-        );
+        assert_eq!(FloatStructure::of(-0.0), FloatStructure::Zero { negative: true });
         assert_eq!(FloatStructure::of(f64::NAN), FloatStructure::NaN);
         assert_eq!(
             FloatStructure::of(f64::NEG_INFINITY),

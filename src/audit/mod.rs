@@ -133,9 +133,7 @@ impl Auditor {
     pub fn new(claimed: PrivacyLoss) -> Result<Self, Error> {
         let (epsilon, delta) = match claimed {
             PrivacyLoss::Pure { epsilon } => (check_epsilon(epsilon)?, 0.0),
-            PrivacyLoss::Approximate { epsilon, delta } => {
-                (check_epsilon(epsilon)?, check_delta(delta)?)
-            }
+            PrivacyLoss::Approximate { epsilon, delta } => (check_epsilon(epsilon)?, check_delta(delta)?),
             _ => {
                 return Err(Error::IncompatibleLoss {
                     reason: "the auditor tests pure or (epsilon, delta) claims; convert the guarantee first",
@@ -251,11 +249,7 @@ impl Auditor {
         F: FnMut(&mut ChaCha20Rng) -> i64,
         G: FnMut(&mut ChaCha20Rng) -> i64,
     {
-        self.audit_ordered(
-            "integer outputs: values, thresholds, intervals",
-            on_d,
-            on_d_prime,
-        )
+        self.audit_ordered("integer outputs: values, thresholds, intervals", on_d, on_d_prime)
     }
 
     /// Audits a mechanism with real outputs (quantile bins, thresholds, intervals).
@@ -275,11 +269,7 @@ impl Auditor {
     /// Audits a mechanism with categorical outputs of any hashable type: categories,
     /// `Vec<bool>`, tuples such as `(value, draws)`. Events are single outcomes and
     /// likelihood-ratio-ranked unions of outcomes.
-    pub fn audit_categorical<T, F, G>(
-        &self,
-        mut on_d: F,
-        mut on_d_prime: G,
-    ) -> Result<AuditReport, Error>
+    pub fn audit_categorical<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         T: Eq + Hash + Clone + Debug,
         F: FnMut(&mut ChaCha20Rng) -> T,
@@ -292,10 +282,7 @@ impl Auditor {
         let mut values: Vec<T> = Vec::new();
         let mut h1: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
         for (side, (rng, f)) in [
-            (
-                &mut r_d1,
-                &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T,
-            ),
+            (&mut r_d1, &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T),
             (&mut r_dp1, &mut on_d_prime),
         ]
         .into_iter()
@@ -318,10 +305,7 @@ impl Auditor {
         let cells = values.len();
         let mut h2 = [vec![0u64; cells], vec![0u64; cells]];
         for (side, (rng, f)) in [
-            (
-                &mut r_d2,
-                &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T,
-            ),
+            (&mut r_d2, &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T),
             (&mut r_dp2, &mut on_d_prime),
         ]
         .into_iter()
@@ -337,10 +321,7 @@ impl Auditor {
             let cells = shape.cells();
             match cells.as_slice() {
                 [one] => format!("x = {:?}", values[*one]),
-                _ => format!(
-                    "x ∈ {{{}}}",
-                    list(&cells, ", ", |c| format!("{:?}", values[c]))
-                ),
+                _ => format!("x ∈ {{{}}}", list(&cells, ", ", |c| format!("{:?}", values[c]))),
             }
         };
         Ok(self.finish(
@@ -356,11 +337,7 @@ impl Auditor {
     /// mechanism drew from its generator (see [`CountingRng`]). The closures receive a
     /// counting wrapper, which is itself a `CryptoRng`. A FAIL here while the output
     /// alone passes means the number of draws — hence the running time — leaks.
-    pub fn audit_with_draw_count<T, F, G>(
-        &self,
-        mut on_d: F,
-        mut on_d_prime: G,
-    ) -> Result<AuditReport, Error>
+    pub fn audit_with_draw_count<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         T: Eq + Hash + Clone + Debug,
         F: FnMut(&mut CountingRng<&mut ChaCha20Rng>) -> T,
@@ -386,11 +363,7 @@ impl Auditor {
     /// binade and finest power-of-two grid — of real outputs. A mechanism that
     /// returns exact multiples of a data-independent grid passes whenever it is ε-DP;
     /// a textbook float sampler whose low-order bits depend on the input fails.
-    pub fn audit_float_leak<F, G>(
-        &self,
-        mut on_d: F,
-        mut on_d_prime: G,
-    ) -> Result<AuditReport, Error>
+    pub fn audit_float_leak<F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         F: FnMut(&mut ChaCha20Rng) -> f64,
         G: FnMut(&mut ChaCha20Rng) -> f64,
@@ -485,8 +458,7 @@ impl Auditor {
             n_d: n1 as u64,
             n_dp: n1 as u64,
         };
-        let selected: Vec<Selected> =
-            events::select(first, ordered, self.events, planned, self.delta);
+        let selected: Vec<Selected> = events::select(first, ordered, self.events, planned, self.delta);
         let alpha_each = events::alpha_per_interval(self.alpha, selected.len());
         let second = Histograms {
             d: &h2[0],
@@ -549,10 +521,7 @@ fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
     let mut cuts: Vec<T> = Vec::new();
     if T::INTEGER {
         for &x in sorted {
-            if cuts
-                .last()
-                .is_none_or(|c| T::cmp_total(c, &x) != Ordering::Equal)
-            {
+            if cuts.last().is_none_or(|c| T::cmp_total(c, &x) != Ordering::Equal) {
                 cuts.push(x);
                 if cuts.len() > MAX_INTEGER_CELLS {
                     break;
@@ -582,10 +551,7 @@ fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
     for level in levels {
         let idx = ((level * m as f64) as usize).min(m - 1);
         let x = sorted[idx];
-        if cuts
-            .last()
-            .is_none_or(|c| T::cmp_total(c, &x) == Ordering::Less)
-        {
+        if cuts.last().is_none_or(|c| T::cmp_total(c, &x) == Ordering::Less) {
             cuts.push(x);
         }
     }
@@ -644,10 +610,7 @@ mod tests {
         let f = |_: &mut ChaCha20Rng| 0i64;
         assert!(matches!(
             a.clone().samples(1).audit_discrete(f, f),
-            Err(Error::InvalidParameter {
-                name: "samples",
-                ..
-            })
+            Err(Error::InvalidParameter { name: "samples", .. })
         ));
         for bad in [0.0, 1.0, -1.0, f64::NAN] {
             assert!(matches!(
@@ -657,10 +620,7 @@ mod tests {
         }
         assert!(a.clone().events(0).audit_discrete(f, f).is_err());
         assert!(a.clone().bins(1).audit_real(|_| 0.0, |_| 0.0).is_err());
-        assert!(matches!(
-            Auditor::pure(0.0),
-            Err(Error::InvalidEpsilon { .. })
-        ));
+        assert!(matches!(Auditor::pure(0.0), Err(Error::InvalidEpsilon { .. })));
         assert!(matches!(
             Auditor::approximate(1.0, 0.0),
             Err(Error::InvalidDelta { .. })
@@ -800,10 +760,7 @@ mod tests {
             .iter()
             .map(|s| events::certify(s, hs, alpha_each, 0.0).loss_lower_bound)
             .fold(f64::NEG_INFINITY, f64::max);
-        assert!(
-            reused > 0.5,
-            "reusing the selection half certified only {reused}"
-        );
+        assert!(reused > 0.5, "reusing the selection half certified only {reused}");
     }
 
     #[test]

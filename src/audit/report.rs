@@ -79,9 +79,7 @@ impl AuditReport {
 
     /// The event behind the certified lower bound, if any event certified a finite one.
     pub fn witness(&self) -> Option<&CertifiedEvent> {
-        self.events
-            .first()
-            .filter(|e| e.loss_lower_bound.is_finite())
+        self.events.first().filter(|e| e.loss_lower_bound.is_finite())
     }
 }
 
@@ -127,10 +125,7 @@ impl fmt::Display for AuditReport {
                     self.certification_samples
                 )?;
             }
-            None => writeln!(
-                f,
-                "  witness event    none (no event certified a positive loss)"
-            )?,
+            None => writeln!(f, "  witness event    none (no event certified a positive loss)")?,
         }
         if !self.events.is_empty() {
             writeln!(f, "  certified events (loss bound, direction, event):")?;
