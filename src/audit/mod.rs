@@ -34,6 +34,9 @@
 //! A PASS is weaker: it says this search did not find a violation at this sample size
 //! — the certified bound shows how close it came.
 //!
+//! No extra dependency is pulled in (`rand_chacha` is already one), so the module is
+//! not behind a cargo feature.
+//!
 //! ## Output kinds
 //!
 //! * [`Auditor::audit_discrete`]: `i64` outputs (histogram cells, thresholds, intervals);
@@ -85,6 +88,35 @@
 //! println!("{report}");
 //! # Ok::<(), dpmech::Error>(())
 //! ```
+//!
+//! Auditing a mechanism of this crate on one neighbouring pair (a count of 41 versus
+//! 42), against the guarantee it reports itself, and checking that the Laplace
+//! mechanism's floats do not leak their input:
+//!
+//! ```
+//! use dpmech::audit::Auditor;
+//! use dpmech::{Geometric, Laplace};
+//!
+//! let geometric = Geometric::new(1, 1.0)?;
+//! let report = Auditor::new(geometric.privacy_loss())?
+//!     .samples(100_000)
+//!     .audit_discrete(|rng| geometric.release(41, rng), |rng| geometric.release(42, rng))?;
+//! assert!(report.passed(), "{report}");
+//!
+//! let laplace = Laplace::new(1.0, 1.0)?;
+//! let report = Auditor::new(laplace.privacy_loss())?.samples(100_000).audit_float_leak(
+//!     |rng| laplace.release(0.0, rng).unwrap_or(f64::NAN),
+//!     |rng| laplace.release(1.0, rng).unwrap_or(f64::NAN),
+//! )?;
+//! assert!(report.passed(), "{report}");
+//! # Ok::<(), dpmech::Error>(())
+//! ```
+//!
+//! ## What an audit does not show
+//!
+//! It tests one neighbouring pair `(D, D′)` chosen by the caller; pick pairs that
+//! stress the mechanism (boundaries, ties, the largest change of the query). A PASS
+//! bounds nothing from above: only a FAIL is a statistical proof (of a broken claim).
 
 mod binomial;
 mod counting_rng;
