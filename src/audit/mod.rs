@@ -817,4 +817,30 @@ mod tests {
                 .passed()
         );
     }
+
+    #[test]
+    fn report_display_names_verdict_claim_bound_event_samples_and_alpha() {
+        let r = Auditor::approximate(0.5, 1e-6)
+            .unwrap()
+            .samples(3000)
+            .alpha(1e-4)
+            .seed(5)
+            .audit_discrete(|_| 0, |r| (r.next_u32() % 2) as i64)
+            .unwrap();
+        let text = r.to_string();
+        for needle in [
+            "FAIL",
+            "(0.5, 0.000001)-DP",
+            "ε ≥",
+            "x ≥ 1",
+            "1500 per input",
+            "α = 1e-4",
+            "seed             5",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+        let w = r.witness().unwrap();
+        assert_eq!(w.direction, Direction::DPrimeOverD);
+        assert!(w.loss_lower_bound == r.lower_bound && r.lower_bound > 0.5);
+    }
 }
