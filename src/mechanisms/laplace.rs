@@ -10,10 +10,6 @@ use crate::{CryptoRng, Error};
 const RESOLUTION_BITS: i32 = 40;
 /// The integer noise scale stays below `2⁶¹` grid units.
 const MAX_UNITS_BITS: i32 = 60;
-/// Smallest supported noise scale `b = Δ/ε`.
-pub const MIN_SCALE: f64 = 1e-280;
-/// Largest supported noise scale `b = Δ/ε`.
-pub const MAX_SCALE: f64 = 1e250;
 
 /// The Laplace mechanism `M(x) = f(x) + Lap(b)`, `b = Δ₁/ε`, made exact
 /// (Dwork, McSherry, Nissim & Smith 2006).
@@ -58,22 +54,27 @@ pub struct Laplace {
 }
 
 impl Laplace {
+    /// Smallest supported noise scale `b = Δ/ε`.
+    pub const MIN_SCALE: f64 = 1e-280;
+    /// Largest supported noise scale `b = Δ/ε`.
+    pub const MAX_SCALE: f64 = 1e250;
+
     /// The Laplace mechanism for a query of L1 sensitivity `l1_sensitivity` at
     /// privacy level `epsilon`.
     ///
     /// Errors: [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
     /// [`Error::ScaleOutOfRange`] when `b = Δ/ε` lies outside
-    /// [`MIN_SCALE`]`..=`[`MAX_SCALE`] or ε is below `2⁻⁵⁹`.
+    /// [`Self::MIN_SCALE`]`..=`[`Self::MAX_SCALE`] or ε is below `2⁻⁵⁹`.
     pub fn new(l1_sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
         let sensitivity = check_sensitivity(l1_sensitivity)?;
         let epsilon = check_epsilon(epsilon)?;
         let scale = round::div_up(sensitivity, epsilon);
         let min_epsilon = 2f64.powi(-59);
-        if !(MIN_SCALE..=MAX_SCALE).contains(&scale) || epsilon < min_epsilon {
+        if !(Self::MIN_SCALE..=Self::MAX_SCALE).contains(&scale) || epsilon < min_epsilon {
             return Err(Error::ScaleOutOfRange {
                 scale,
-                min: MIN_SCALE,
-                max: MAX_SCALE,
+                min: Self::MIN_SCALE,
+                max: Self::MAX_SCALE,
             });
         }
         let fine = floor_log2(sensitivity.min(scale)) - RESOLUTION_BITS;
