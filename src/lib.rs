@@ -31,6 +31,7 @@ pub mod mechanisms;
 pub mod privacy;
 pub mod rng;
 pub mod sampling;
+pub mod statistics;
 
 pub use error::Error;
 pub use mechanisms::{Geometric, Laplace, geometric, laplace};

@@ -336,3 +336,35 @@ fn privacy_loss_audits_of_geometric_and_laplace_with_negative_controls() {
     println!("Laplace calibrated at ε=3, claimed ε=1:\n{report}");
     assert!(!report.passed() && report.lower_bound <= 3.0, "{report}");
 }
+
+/// Empirical coverage of the confidence half-widths: over N releases the fraction
+/// outside the interval is Binomial(N, ≤ β); it must not exceed β by more than the
+/// one-sided binomial tolerance z_{1−10⁻³}·√(β(1−β)/N).
+#[test]
+fn confidence_half_widths_cover_at_least_one_minus_beta() {
+    let (n, beta) = (100_000u64, 0.05);
+    let tolerance = 3.090_232 * (beta * (1.0 - beta) / n as f64).sqrt();
+    let laplace = Laplace::new(1.0, 0.5).unwrap();
+    let w = laplace.confidence_half_width(beta).unwrap();
+    assert!(w >= 2.0 * 20f64.ln() * (1.0 - 1e-9), "{w}");
+    let mut rng = ChaCha20Rng::seed_from_u64(1700);
+    let misses = (0..n)
+        .filter(|_| (laplace.release(10.3, &mut rng).unwrap() - 10.3).abs() > w)
+        .count();
+    let rate = misses as f64 / n as f64;
+    println!("Laplace 95% half-width {w:.4}: miss rate {rate:.4}");
+    assert!(rate <= beta + tolerance, "{rate}");
+    assert!(
+        rate >= beta - 3.0 * tolerance,
+        "the half-width is far too loose: {rate}"
+    );
+
+    let geometric = Geometric::new(1, 0.5).unwrap();
+    let k = geometric.confidence_half_width(beta).unwrap() as i64;
+    let misses = (0..n)
+        .filter(|_| (geometric.release(7, &mut rng) - 7).abs() > k)
+        .count();
+    let rate = misses as f64 / n as f64;
+    println!("Geometric 95% half-width {k}: miss rate {rate:.4}");
+    assert!(rate <= beta + tolerance, "{rate}");
+}

@@ -78,6 +78,11 @@ impl Geometric {
         self.noise.scale()
     }
 
+    /// The smallest `k` with `Pr[|M(x) − f(x)| > k] ≤ β` for one released value.
+    pub fn confidence_half_width(&self, beta: f64) -> Result<u64, Error> {
+        crate::statistics::accuracy::geometric_half_width(self.scale(), beta)
+    }
+
     /// The L1 sensitivity Δ.
     pub fn sensitivity(&self) -> u64 {
         self.sensitivity

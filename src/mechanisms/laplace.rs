@@ -156,6 +156,15 @@ impl Laplace {
         Ok(self.noise_for(len)?.scale().to_f64() * self.grid.granularity())
     }
 
+    /// A half-width `w` with `Pr[|M(x) − f(x)| > w] ≤ β` for one released value: the
+    /// exact tail of the discrete noise plus the rounding of the input (`g/2`).
+    pub fn confidence_half_width(&self, beta: f64) -> Result<f64, Error> {
+        let tau = self.scalar_noise.scale().to_f64();
+        let units = crate::statistics::accuracy::geometric_half_width(tau, beta)?;
+        let g = self.grid.granularity();
+        Ok(round::add_up(round::mul_up(units as f64, g), g / 2.0))
+    }
+
     /// The grid `g = 2ᵏ`: every output is an exact multiple of it.
     pub fn granularity(&self) -> f64 {
         self.grid.granularity()
