@@ -26,13 +26,16 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod composition;
 pub mod error;
 pub mod mechanisms;
 pub mod privacy;
 pub mod rng;
 pub mod sampling;
+pub mod sensitivity;
 pub mod statistics;
 
+pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{Geometric, Laplace, geometric, laplace};
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};

@@ -1,0 +1,515 @@
+//! The privacy accountant: a thread-safe budget that charges **before** a mechanism
+//! draws its noise and refuses any charge that would exceed the budget.
+//!
+//! # Rules used
+//!
+//! The running total uses only composition rules that stay valid when each charge is
+//! chosen **adaptively** (after seeing earlier outputs):
+//!
+//! | budget | accepted charges | running total |
+//! | --- | --- | --- |
+//! | [`PrivacyLoss::Pure`] ε | pure | Σε (sequential composition) |
+//! | [`PrivacyLoss::Approximate`] (ε, δ) | pure (δ = 0), approximate | Σε, Σδ |
+//! | [`PrivacyLoss::Zcdp`] ρ | zCDP; pure ε counted as ρ = ε²/2 | Σρ |
+//! | a declared [`Plan`] (k steps of ε₀) | pure with ε ≤ ε₀, each counted as ε₀ | at most k steps |
+//!
+//! Charging approximate DP to a zCDP budget, or zCDP to an ε/(ε, δ) budget, is an
+//! [`Error::IncompatibleLoss`]: the conversion needs a choice (of δ) that the caller
+//! must make explicitly with [`super::zcdp`]. [`PrivacyLoss::RandomDp`] charges are
+//! always refused: random DP (e.g. from the sensitivity sampler) is a guarantee over a
+//! data distribution, not a worst-case one, and cannot be counted against a worst-case
+//! budget. A random-DP budget is refused for the same reason.
+//!
+//! Advanced (Dwork–Rothblum–Vadhan) and optimal (Kairouz–Oh–Viswanath) composition
+//! hold when k and ε are **fixed before the first release**; with adaptively chosen ε
+//! they need privacy filters (Rogers, Roth, Ullman & Vadhan 2016), which this crate
+//! does not implement. They are therefore offered only through [`Accountant::with_plan`].
+//!
+//! # Safety of the arithmetic
+//!
+//! Totals are accumulated with directed rounding (exact when representable, otherwise
+//! rounded up) and the rounded-up total is compared with the budget, so rounding can
+//! only refuse a charge, never over-allow one. Remaining budgets are rounded down.
+//!
+//! ```
+//! use dpmech::{Accountant, PrivacyLoss};
+//! let acc = Accountant::pure(1.0)?;
+//! let released = acc.run("mean age", PrivacyLoss::pure(0.75)?, || 42.0)?;
+//! assert_eq!(released, 42.0);
+//! // A second 0.75 would exceed the budget: refused, and the closure is not called.
+//! let refused = acc.charge_then(PrivacyLoss::pure(0.75)?, || unreachable!());
+//! assert!(matches!(refused, Err(dpmech::Error::BudgetExceeded { .. })));
+//! assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.25 });
+//! # Ok::<(), dpmech::Error>(())
+//! ```
+
+use super::directed::{add_up, sub_down};
+use super::{advanced, optimal, validate_loss};
+use crate::Error;
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
+use std::sync::{Mutex, MutexGuard};
+
+/// The composition theorem of a [`Plan`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum PlanRule {
+    /// Advanced composition (Dwork–Rothblum–Vadhan) with slack δ′: the plan is
+    /// `(min(ε′, kε₀), δ′)`-DP, `ε′ = √(2k ln(1/δ′))ε₀ + kε₀(e^ε₀ − 1)`.
+    Advanced {
+        /// δ′ ∈ (0, 1).
+        delta_slack: f64,
+    },
+    /// Optimal homogeneous composition (Kairouz–Oh–Viswanath 2015): the plan is
+    /// `(ε_opt, δ)`-DP with ε_opt the smallest total for which δ_opt(ε_opt) ≤ δ.
+    Optimal {
+        /// δ ∈ (0, 1).
+        delta: f64,
+    },
+}
+
+/// A composition plan declared before the first release: `steps` pure
+/// `per_step_epsilon`-DP mechanisms (chosen adaptively or not), composed by `rule`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// k, the number of mechanisms (≥ 1).
+    pub steps: u64,
+    /// ε₀, the pure-DP parameter of every step.
+    pub per_step_epsilon: f64,
+    /// The composition theorem used.
+    pub rule: PlanRule,
+}
+
+impl Plan {
+    /// The guarantee of the whole plan (rounded up), an [`PrivacyLoss::Approximate`].
+    ///
+    /// ```
+    /// use dpmech::composition::{Plan, PlanRule};
+    /// let plan = Plan { steps: 100, per_step_epsilon: 0.05, rule: PlanRule::Optimal { delta: 1e-6 } };
+    /// let total = plan.total()?;
+    /// assert!(total.epsilon().unwrap() < 5.0); // better than the sequential 100 × 0.05
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn total(&self) -> Result<PrivacyLoss, Error> {
+        let e0 = check_epsilon(self.per_step_epsilon)?;
+        let sequential = super::sequential::homogeneous_epsilon(self.steps, e0)?;
+        match self.rule {
+            PlanRule::Advanced { delta_slack } => {
+                let d = check_delta(delta_slack)?;
+                let adv = advanced::advanced_epsilon(self.steps, e0, d)?;
+                Ok(PrivacyLoss::Approximate {
+                    epsilon: adv.min(sequential),
+                    delta: d,
+                })
+            }
+            PlanRule::Optimal { delta } => {
+                let d = check_delta(delta)?;
+                let opt = optimal::optimal_epsilon(self.steps, e0, d)?;
+                Ok(PrivacyLoss::Approximate {
+                    epsilon: opt.max(f64::MIN_POSITIVE),
+                    delta: d,
+                })
+            }
+        }
+    }
+}
+
+/// One accepted charge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerEntry {
+    /// The label given with the charge, if any.
+    pub label: Option<String>,
+    /// The guarantee the caller asked to charge.
+    pub requested: PrivacyLoss,
+    /// What was counted against the budget (after conversion, e.g. pure ε → ε²/2 for a
+    /// zCDP budget, or ε → ε₀ for a plan).
+    pub charged: PrivacyLoss,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    epsilon: f64,
+    delta: f64,
+    rho: f64,
+    steps: u64,
+    ledger: Vec<LedgerEntry>,
+}
+
+/// A thread-safe privacy budget (`Send + Sync`, a `Mutex` inside). Deliberately not
+/// `Clone`: a copy would let the same budget be spent twice. Share it with `Arc`.
+#[derive(Debug)]
+pub struct Accountant {
+    budget: PrivacyLoss,
+    plan: Option<Plan>,
+    state: Mutex<State>,
+}
+
+impl Accountant {
+    /// An accountant for a total budget: `Pure`, `Approximate` or `Zcdp`
+    /// (validated). A `RandomDp` budget is an [`Error::IncompatibleLoss`].
+    pub fn new(budget: PrivacyLoss) -> Result<Self, Error> {
+        let budget = validate_loss(budget)?;
+        if matches!(budget, PrivacyLoss::RandomDp { .. }) {
+            return Err(Error::IncompatibleLoss {
+                reason: "an accountant budget must be a worst-case guarantee, not random DP",
+            });
+        }
+        Ok(Self {
+            budget,
+            plan: None,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// A pure ε budget (sequential composition).
+    pub fn pure(epsilon: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::pure(epsilon)?)
+    }
+
+    /// An (ε, δ) budget (sequential composition of ε and of δ).
+    pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::approximate(epsilon, delta)?)
+    }
+
+    /// A ρ-zCDP budget (Σρ; pure charges count ε²/2).
+    pub fn zcdp(rho: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::zcdp(rho)?)
+    }
+
+    /// An accountant for a plan declared up front: at most `plan.steps` charges, each a
+    /// pure ε ≤ `plan.per_step_epsilon` (counted as ε₀). Its [`Accountant::budget`] is
+    /// [`Plan::total`].
+    ///
+    /// ```
+    /// use dpmech::{Accountant, PrivacyLoss};
+    /// use dpmech::composition::{Plan, PlanRule};
+    /// let plan = Plan { steps: 2, per_step_epsilon: 0.1, rule: PlanRule::Advanced { delta_slack: 1e-6 } };
+    /// let acc = Accountant::with_plan(plan)?;
+    /// acc.spend(PrivacyLoss::pure(0.1)?)?;
+    /// acc.spend(PrivacyLoss::pure(0.05)?)?; // smaller is fine, counted as 0.1
+    /// assert!(acc.spend(PrivacyLoss::pure(0.1)?).is_err()); // the plan had two steps
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn with_plan(plan: Plan) -> Result<Self, Error> {
+        let budget = plan.total()?;
+        Ok(Self {
+            budget,
+            plan: Some(plan),
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// The total budget (for a plan: the guarantee of the whole plan).
+    pub fn budget(&self) -> PrivacyLoss {
+        self.budget
+    }
+
+    /// The declared plan, if this accountant was built with one.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is only modified after every check passed, so it is consistent
+        // even if a thread panicked while holding the lock.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a charge counts as against this budget, or why it cannot be charged.
+    fn convert(&self, loss: PrivacyLoss) -> Result<PrivacyLoss, Error> {
+        let loss = validate_loss(loss)?;
+        if matches!(loss, PrivacyLoss::RandomDp { .. }) {
+            return Err(Error::IncompatibleLoss {
+                reason: "random-DP charges cannot be counted against a worst-case budget",
+            });
+        }
+        if let Some(plan) = &self.plan {
+            return match loss {
+                PrivacyLoss::Pure { epsilon } if epsilon <= plan.per_step_epsilon => {
+                    Ok(PrivacyLoss::Pure {
+                        epsilon: plan.per_step_epsilon,
+                    })
+                }
+                PrivacyLoss::Pure { .. } => Err(Error::BudgetExceeded {
+                    requested: loss,
+                    remaining: self.remaining(),
+                }),
+                _ => Err(Error::IncompatibleLoss {
+                    reason: "a composition plan accepts pure-DP charges only",
+                }),
+            };
+        }
+        match (self.budget, loss) {
+            (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. })
+            | (
+                PrivacyLoss::Approximate { .. },
+                PrivacyLoss::Pure { .. } | PrivacyLoss::Approximate { .. },
+            )
+            | (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Zcdp { .. }) => Ok(loss),
+            (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Pure { epsilon }) => Ok(PrivacyLoss::Zcdp {
+                rho: super::zcdp::pure_to_zcdp(epsilon)?,
+            }),
+            (PrivacyLoss::Pure { .. }, _) => Err(Error::IncompatibleLoss {
+                reason: "a pure-DP budget accepts pure-DP charges only",
+            }),
+            (PrivacyLoss::Approximate { .. }, _) => Err(Error::IncompatibleLoss {
+                reason: "an (epsilon, delta) budget does not accept zCDP charges: convert them with composition::zcdp first",
+            }),
+            _ => Err(Error::IncompatibleLoss {
+                reason: "a zCDP budget accepts zCDP and pure-DP charges only",
+            }),
+        }
+    }
+
+    fn remaining_locked(&self, state: &State) -> PrivacyLoss {
+        let left = |budget: f64, spent: f64| sub_down(budget, spent).max(0.0);
+        if let Some(plan) = &self.plan {
+            let epsilon = if state.steps < plan.steps {
+                plan.per_step_epsilon
+            } else {
+                0.0
+            };
+            return PrivacyLoss::Pure { epsilon };
+        }
+        match self.budget {
+            PrivacyLoss::Pure { epsilon } => PrivacyLoss::Pure {
+                epsilon: left(epsilon, state.epsilon),
+            },
+            PrivacyLoss::Approximate { epsilon, delta } => PrivacyLoss::Approximate {
+                epsilon: left(epsilon, state.epsilon),
+                delta: left(delta, state.delta),
+            },
+            PrivacyLoss::Zcdp { rho } => PrivacyLoss::Zcdp {
+                rho: left(rho, state.rho),
+            },
+            other => other,
+        }
+    }
+
+    fn charge(&self, loss: PrivacyLoss, label: Option<&str>) -> Result<(), Error> {
+        let charged = self.convert(loss)?;
+        let mut state = self.lock();
+        let refuse = |state: &State| Error::BudgetExceeded {
+            requested: loss,
+            remaining: self.remaining_locked(state),
+        };
+        match (&self.plan, self.budget, charged) {
+            (Some(plan), _, _) => {
+                if state.steps >= plan.steps {
+                    return Err(refuse(&state));
+                }
+            }
+            (None, PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon }) => {
+                let e = add_up(state.epsilon, epsilon);
+                if e.is_nan() || e > b {
+                    return Err(refuse(&state));
+                }
+                state.epsilon = e;
+            }
+            (
+                None,
+                PrivacyLoss::Approximate {
+                    epsilon: be,
+                    delta: bd,
+                },
+                c,
+            ) => {
+                let (ce, cd) = match c {
+                    PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
+                    PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
+                    _ => return Err(refuse(&state)),
+                };
+                let (e, d) = (add_up(state.epsilon, ce), add_up(state.delta, cd));
+                if e.is_nan() || d.is_nan() || e > be || d > bd {
+                    return Err(refuse(&state));
+                }
+                state.epsilon = e;
+                state.delta = d;
+            }
+            (None, PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho }) => {
+                let r = add_up(state.rho, rho);
+                if r.is_nan() || r > b {
+                    return Err(refuse(&state));
+                }
+                state.rho = r;
+            }
+            _ => return Err(refuse(&state)),
+        }
+        state.steps += 1;
+        state.ledger.push(LedgerEntry {
+            label: label.map(str::to_owned),
+            requested: loss,
+            charged,
+        });
+        Ok(())
+    }
+
+    /// Atomically charges `loss`, or refuses with [`Error::BudgetExceeded`] (naming the
+    /// requested and remaining budget) and charges nothing. Incompatible kinds give
+    /// [`Error::IncompatibleLoss`], invalid parameters their own errors.
+    pub fn spend(&self, loss: PrivacyLoss) -> Result<(), Error> {
+        self.charge(loss, None)
+    }
+
+    /// [`Accountant::spend`] with a label recorded in the ledger.
+    pub fn spend_labelled(&self, label: &str, loss: PrivacyLoss) -> Result<(), Error> {
+        self.charge(loss, Some(label))
+    }
+
+    /// Charges `loss` and only then calls `f` (the mechanism); when the charge is
+    /// refused, `f` is **not** called and nothing is released. The charge is not
+    /// refunded if `f` fails: validate the mechanism's parameters (build it) before
+    /// calling this, and let `f` only draw the noise.
+    pub fn charge_then<T>(&self, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
+        self.charge(loss, None)?;
+        Ok(f())
+    }
+
+    /// [`Accountant::charge_then`] with a label recorded in the ledger.
+    pub fn run<T>(
+        &self,
+        label: &str,
+        loss: PrivacyLoss,
+        f: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
+        self.charge(loss, Some(label))?;
+        Ok(f())
+    }
+
+    /// What is left, rounded down. Same kind as the budget; for a plan, `Pure { ε₀ }`
+    /// while steps remain (the largest single charge allowed) and `Pure { 0 }` after.
+    pub fn remaining(&self) -> PrivacyLoss {
+        let state = self.lock();
+        self.remaining_locked(&state)
+    }
+
+    /// What was spent, rounded up. Same kind as the budget (a zero charge total is
+    /// reported with ε, δ or ρ = 0). For a plan: the guarantee of the steps taken so far
+    /// under the plan's rule (`Pure { 0 }` before the first).
+    pub fn spent(&self) -> PrivacyLoss {
+        let state = self.lock();
+        if let Some(plan) = &self.plan {
+            if state.steps == 0 {
+                return PrivacyLoss::Pure { epsilon: 0.0 };
+            }
+            let prefix = Plan {
+                steps: state.steps,
+                ..*plan
+            };
+            return prefix.total().unwrap_or(self.budget);
+        }
+        match self.budget {
+            PrivacyLoss::Pure { .. } => PrivacyLoss::Pure {
+                epsilon: state.epsilon,
+            },
+            PrivacyLoss::Approximate { .. } => PrivacyLoss::Approximate {
+                epsilon: state.epsilon,
+                delta: state.delta,
+            },
+            _ => PrivacyLoss::Zcdp { rho: state.rho },
+        }
+    }
+
+    /// The number of accepted charges.
+    pub fn charges(&self) -> u64 {
+        self.lock().steps
+    }
+
+    /// A copy of the ledger: every accepted charge, in order.
+    pub fn ledger(&self) -> Vec<LedgerEntry> {
+        self.lock().ledger.clone()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::float_cmp)] // exact values are intended: the arithmetic is exact
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn accountant_is_send_and_sync() {
+        assert_send_sync::<Accountant>();
+    }
+
+    #[test]
+    fn kinds_and_conversions() {
+        let z = Accountant::zcdp(1.0).unwrap();
+        z.spend(PrivacyLoss::pure(1.0).unwrap()).unwrap(); // counts 0.5
+        assert_eq!(z.spent(), PrivacyLoss::Zcdp { rho: 0.5 });
+        assert!(matches!(
+            z.spend(PrivacyLoss::approximate(0.1, 1e-6).unwrap()),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        let p = Accountant::pure(1.0).unwrap();
+        assert!(matches!(
+            p.spend(PrivacyLoss::RandomDp {
+                epsilon: 0.1,
+                gamma: 0.05
+            }),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        assert!(matches!(
+            p.spend(PrivacyLoss::Pure { epsilon: f64::NAN }),
+            Err(Error::InvalidEpsilon { .. })
+        ));
+        let a = Accountant::approximate(1.0, 1e-6).unwrap();
+        a.spend_labelled("q1", PrivacyLoss::pure(0.5).unwrap())
+            .unwrap();
+        a.spend(PrivacyLoss::approximate(0.5, 1e-6).unwrap())
+            .unwrap();
+        assert!(matches!(
+            a.spend(PrivacyLoss::approximate(1e-9, 1e-12).unwrap()),
+            Err(Error::BudgetExceeded { .. })
+        ));
+        let ledger = a.ledger();
+        assert_eq!(ledger.len(), 2);
+        assert_eq!(ledger[0].label.as_deref(), Some("q1"));
+        assert!(
+            Accountant::new(PrivacyLoss::RandomDp {
+                epsilon: 1.0,
+                gamma: 0.1
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn refusal_charges_nothing_and_names_the_remaining_budget() {
+        let acc = Accountant::pure(1.0).unwrap();
+        acc.spend(PrivacyLoss::pure(0.75).unwrap()).unwrap();
+        let err = acc.spend(PrivacyLoss::pure(0.5).unwrap()).unwrap_err();
+        assert_eq!(
+            err,
+            Error::BudgetExceeded {
+                requested: PrivacyLoss::Pure { epsilon: 0.5 },
+                remaining: PrivacyLoss::Pure { epsilon: 0.25 },
+            }
+        );
+        assert_eq!(acc.spent(), PrivacyLoss::Pure { epsilon: 0.75 });
+        acc.spend(PrivacyLoss::pure(0.25).unwrap()).unwrap();
+        assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.0 });
+    }
+
+    #[test]
+    fn plan_counts_steps() {
+        let plan = Plan {
+            steps: 3,
+            per_step_epsilon: 0.1,
+            rule: PlanRule::Optimal { delta: 1e-6 },
+        };
+        let acc = Accountant::with_plan(plan).unwrap();
+        assert!(matches!(
+            acc.spend(PrivacyLoss::pure(0.2).unwrap()),
+            Err(Error::BudgetExceeded { .. })
+        ));
+        for _ in 0..3 {
+            acc.spend(PrivacyLoss::pure(0.1).unwrap()).unwrap();
+        }
+        assert!(acc.spend(PrivacyLoss::pure(0.01).unwrap()).is_err());
+        assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.0 });
+        let total = acc.spent().epsilon().unwrap();
+        assert!(total <= 0.3 + 1e-12, "{total}");
+        assert_eq!(acc.budget(), plan.total().unwrap());
+    }
+}
