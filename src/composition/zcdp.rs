@@ -220,15 +220,32 @@ pub fn max_rho(epsilon: f64, delta: f64) -> Result<f64, Error> {
     }
 }
 
+/// Lowers `x` until `ok(x)`: a few ulps first, then by halving (bounded: at most 80
+/// tries); returns 0 when nothing positive satisfies `ok`.
+fn step_down_until(mut x: f64, ok: impl Fn(f64) -> bool) -> f64 {
+    for i in 0..80 {
+        if x > 0.0 && ok(x) {
+            return x;
+        }
+        x = if i < 8 { x.next_down() } else { x / 2.0 };
+    }
+    0.0
+}
+
+fn underflow() -> Error {
+    Error::InvalidParameter {
+        name: "k",
+        value: 0.0,
+        reason: "the per-step allowance underflows to 0",
+    }
+}
+
 /// The largest per-step ρ (rounded down) for k steps within `(ε, δ)`: `max_rho / k`.
 pub fn max_rho_per_step(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let total = max_rho(epsilon, delta)?;
-    let mut per = div_down(total, kf);
-    while per > 0.0 && mul_up(kf, per) > total {
-        per = per.next_down();
-    }
-    check_rho(per)
+    let per = step_down_until(div_down(total, kf), |p| mul_up(kf, p) <= total);
+    check_rho(per).map_err(|_| underflow())
 }
 
 /// The largest per-step ε (rounded down) such that k ε-DP steps, composed as zCDP
@@ -237,11 +254,10 @@ pub fn max_rho_per_step(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> 
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let total = max_rho(epsilon_total, delta)?;
-    let mut e = sqrt_down(div_down(mul_up(2.0, total), kf));
-    while e > 0.0 && mul_up(kf, pure_to_zcdp_unchecked(e)) > total {
-        e = e.next_down();
-    }
-    check_epsilon(e)
+    let e = step_down_until(sqrt_down(div_down(mul_up(2.0, total), kf)), |e| {
+        mul_up(kf, pure_to_zcdp_unchecked(e)) <= total
+    });
+    check_epsilon(e).map_err(|_| underflow())
 }
 
 #[cfg(test)]
