@@ -225,6 +225,31 @@ fn sensitivity_sampler_on_the_mean_height_setting() {
 }
 
 #[test]
+fn seed_configuration_gamma_005_with_the_smallest_m() {
+    // Seed 004 calls its sampler with gamma = 0.05 and lets it pick m; it printed
+    // 43.77 cm. With the smallest m that certifies γ = 0.05, k = m or close to it: the
+    // sampler returns (nearly) the maximum of m draws.
+    let sampler = SensitivitySampler::for_gamma(0.05, Norm::L1).unwrap();
+    let (m, k) = (sampler.sample_size(), sampler.order_statistic());
+    assert!(SensitivitySampler::gamma_min(m).unwrap() <= 0.05);
+    assert!(SensitivitySampler::gamma_min(m - 1).unwrap() > 0.05);
+    let mut rng = ChaCha20Rng::seed_from_u64(0x5EED_0005);
+    let out = sampler
+        .sample(&mut rng, |r| (height(r), height(r)), |x: &f64| [*x])
+        .unwrap();
+    let covered = cdf_abs_diff(out.sensitivity);
+    println!(
+        "for_gamma(0.05): m = {m}, k = {k}, rho = {:.4}, Δ̂ = {:.2} cm (F = {covered:.5}), mean |Δf| = {:.2} cm",
+        sampler.dkw_rho(),
+        out.sensitivity,
+        out.mean
+    );
+    assert!(1.0 - covered <= 0.05);
+    // k ≥ m(1 − γ + γ_min) ≥ m(1 − γ): Δ̂ is at least the sample's (1 − γ)-quantile.
+    assert!(k as f64 >= 0.95 * m as f64);
+}
+
+#[test]
 fn sampler_rejects_non_finite_outputs_with_the_sample_index() {
     let sampler = SensitivitySampler::new(1_000, 0.2, Norm::L2).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(1);

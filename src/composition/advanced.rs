@@ -8,9 +8,13 @@
 //! ε′ = √(2k ln(1/δ′)) · ε + k · ε · (e^ε − 1).
 //! ```
 //!
-//! **Heterogeneous form** (Kairouz, Oh & Viswanath 2015, Thm 3.5; Dwork & Roth 2014):
-//! for mechanisms with parameters `(εᵢ, δᵢ)` fixed in advance,
-//! `ε′ = √(2 ln(1/δ′) Σεᵢ²) + Σ εᵢ(e^{εᵢ} − 1)`, `δ_total = Σδᵢ + δ′`.
+//! **Heterogeneous form**: for mechanisms with parameters `(εᵢ, δᵢ)` fixed in advance,
+//! `ε′ = √(2 ln(1/δ′) Σεᵢ²) + Σ εᵢ(e^{εᵢ} − 1)`, `δ_total = Σδᵢ + δ′`. This is the same
+//! proof as the homogeneous theorem (the i-th privacy-loss increment has conditional
+//! mean ≤ εᵢ(e^{εᵢ} − 1) and lies in an interval of length 2εᵢ, so Azuma–Hoeffding
+//! bounds the deviation by `√(2 ln(1/δ′) Σεᵢ²)` except with probability δ′); it is the
+//! fixed-parameter baseline of Rogers, Roth, Ullman & Vadhan (2016). With all εᵢ equal
+//! it reduces to the homogeneous formula.
 //!
 //! Adaptivity: the *mechanisms* may be chosen adaptively, but k and the εᵢ must be
 //! fixed before the first release. Choosing εᵢ adaptively needs a privacy filter
@@ -194,6 +198,37 @@ mod tests {
         assert!(
             advanced_epsilon(10_000, best.next_up().next_up(), (-32.0f64).exp()).unwrap() > 1.0
         );
+    }
+
+    #[test]
+    fn heterogeneous_matches_homogeneous_and_orders_correctly() {
+        let eps = [0.01, 0.02, 0.05, 0.1];
+        let losses: Vec<_> = eps.iter().map(|&e| PrivacyLoss::pure(e).unwrap()).collect();
+        let het = advanced_heterogeneous(&losses, 1e-6).unwrap();
+        // Hand evaluation: √(2 ln 1e6 · Σε²) + Σε(e^ε − 1).
+        let sq: f64 = eps.iter().map(|e| e * e).sum();
+        let lin: f64 = eps.iter().map(|e: &f64| e * e.exp_m1()).sum();
+        let expected = (2.0 * 1e6f64.ln() * sq).sqrt() + lin;
+        let got = het.epsilon().unwrap();
+        assert!(
+            got >= expected && got <= expected * (1.0 + 1e-14),
+            "{got} vs {expected}"
+        );
+        // Bounded by the homogeneous bound at the largest ε.
+        assert!(got <= advanced_epsilon(4, 0.1, 1e-6).unwrap());
+        let with_delta = advanced_heterogeneous(
+            &[
+                PrivacyLoss::approximate(0.1, 1e-7).unwrap(),
+                PrivacyLoss::pure(0.1).unwrap(),
+            ],
+            1e-6,
+        )
+        .unwrap();
+        assert!(with_delta.delta().unwrap() >= 1.1e-6);
+        assert!(matches!(
+            advanced_heterogeneous(&[PrivacyLoss::zcdp(0.1).unwrap()], 1e-6),
+            Err(Error::IncompatibleLoss { .. })
+        ));
     }
 
     #[test]

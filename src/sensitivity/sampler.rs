@@ -21,8 +21,8 @@
 //! ```
 //!
 //! outside the ρ-event `F(Δ̂) ≥ F_m(Δ̂) − ξ ≥ k/m − ξ ≥ 1 − γ + ρ`, so a fresh pair has
-//! `Pr[G > Δ̂] ≤ γ − ρ`, and `≤ γ` overall (Rubinstein & Aldà 2017, Thm 8 / Cor. 9; the
-//! same rule as their R package `diffpriv`). The free ρ is chosen to minimise γ_min(m):
+//! `Pr[G > Δ̂] ≤ γ − ρ`, and `≤ γ` overall (Rubinstein & Aldà 2017, the sampler's
+//! main theorem; the same rule as the authors' R package `diffpriv`). The free ρ is chosen to minimise γ_min(m):
 //! the root of `2ρ√(2m ln(1/ρ)) = 1` (found by bisection; any ρ ∈ (0, 1) is valid, so
 //! the root's accuracy only affects tightness). γ_min and k are rounded up.
 //!
@@ -74,7 +74,7 @@ fn check_m(m: usize) -> Result<(), Error> {
 
 impl SensitivitySampler {
     /// The smallest γ achievable with m samples: `min_ρ ρ + √(ln(1/ρ)/(2m))` (rounded
-    /// up). E.g. ≈ 0.0486 for m = 1 000 and ≈ 0.0166 for m = 10 000.
+    /// up). E.g. ≈ 0.160 for m = 100, ≈ 0.0565 for m = 1 000 and ≈ 0.0195 for m = 10 000.
     pub fn gamma_min(m: usize) -> Result<f64, Error> {
         check_m(m)?;
         Ok(gamma_min(m).1)
@@ -87,7 +87,7 @@ impl SensitivitySampler {
     /// use dpmech::sensitivity::{Norm, SensitivitySampler};
     /// let s = SensitivitySampler::new(10_000, 0.05, Norm::L1)?;
     /// assert!(s.order_statistic() < 10_000 && s.order_statistic() > 9_500);
-    /// assert!(SensitivitySampler::new(100, 0.05, Norm::L1).is_err()); // γ_min(100) ≈ 0.14
+    /// assert!(SensitivitySampler::new(100, 0.05, Norm::L1).is_err()); // γ_min(100) ≈ 0.16
     /// # Ok::<(), dpmech::Error>(())
     /// ```
     pub fn new(m: usize, gamma: f64, norm: Norm) -> Result<Self, Error> {
@@ -120,7 +120,7 @@ impl SensitivitySampler {
     }
 
     /// A sampler with the smallest m that certifies γ (then k = m when γ = γ_min(m)).
-    /// E.g. γ = 0.05 needs m ≈ 940.
+    /// E.g. γ = 0.05 needs m = 1 305 (and then k = m: the sample maximum).
     pub fn for_gamma(gamma: f64, norm: Norm) -> Result<Self, Error> {
         let gamma = check_gamma(gamma)?;
         if gamma_min(MAX_SAMPLES).1 > gamma {
@@ -288,7 +288,11 @@ mod tests {
                 assert!(r + ((1.0 / r).ln() / (2.0 * m as f64)).sqrt() >= g - 1e-15);
             }
         }
+        // Independent values (bisection on the same equation in Python double precision).
+        assert!((gamma_min(1_000).1 - 0.056_467_707_8).abs() < 1e-9);
+        assert!((gamma_min(10_000).1 - 0.019_526_170_8).abs() < 1e-9);
         let s = SensitivitySampler::for_gamma(0.05, Norm::L1).unwrap();
+        assert_eq!((s.sample_size(), s.order_statistic()), (1_305, 1_305));
         assert!(gamma_min(s.sample_size()).1 <= 0.05);
         assert!(gamma_min(s.sample_size() - 1).1 > 0.05);
         assert!(SensitivitySampler::new(0, 0.05, Norm::L1).is_err());
