@@ -492,6 +492,26 @@ mod tests {
     }
 
     #[test]
+    fn rounding_can_only_refuse() {
+        // In binary, 0.1 + 0.2 = 0.3000000000000000166… exceeds the float 0.3 =
+        // 0.2999999999999999888…: the exact total would overspend, so it is refused
+        // (a naive `sum <= budget + tolerance` check would have allowed it).
+        let acc = Accountant::pure(0.3).unwrap();
+        acc.spend(PrivacyLoss::pure(0.1).unwrap()).unwrap();
+        assert!(matches!(
+            acc.spend(PrivacyLoss::pure(0.2).unwrap()),
+            Err(Error::BudgetExceeded { .. })
+        ));
+        // What `remaining()` reports can always be spent, and then nothing is left.
+        let rest = acc.remaining();
+        acc.spend(rest).unwrap();
+        assert!(
+            acc.spend(PrivacyLoss::pure(f64::MIN_POSITIVE).unwrap())
+                .is_err()
+        );
+    }
+
+    #[test]
     fn plan_counts_steps() {
         let plan = Plan {
             steps: 3,
