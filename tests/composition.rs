@@ -418,12 +418,12 @@ proptest! {
         let spent = acc.spent();
         prop_assert!(spent.epsilon().unwrap() <= budget);
         // The reported remainder is always spendable (it is rounded down).
-        if let PrivacyLoss::Approximate { epsilon, .. } = acc.remaining() {
-            if epsilon > 0.0 {
-                prop_assert!(acc.spend(PrivacyLoss::Pure { epsilon }).is_ok(), "remaining not spendable");
-                prop_assert!(acc.spent().epsilon().unwrap() <= budget);
-                accepted.push(PrivacyLoss::Pure { epsilon });
-            }
+        if let PrivacyLoss::Approximate { epsilon, .. } = acc.remaining()
+            && epsilon > 0.0
+        {
+            prop_assert!(acc.spend(PrivacyLoss::Pure { epsilon }).is_ok(), "remaining not spendable");
+            prop_assert!(acc.spent().epsilon().unwrap() <= budget);
+            accepted.push(PrivacyLoss::Pure { epsilon });
         }
         prop_assert!(spent.delta().unwrap() <= 1e-6);
         prop_assert_eq!(acc.ledger().len(), accepted.len());
