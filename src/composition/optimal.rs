@@ -22,9 +22,11 @@
 //! walk stops when a weight drops below 10⁻³⁰⁰ of the mode's; by log-concavity of the
 //! binomial every remaining weight is smaller, so `(number left) × 10⁻³⁰⁰` bounds the
 //! dropped mass and is *added* to the result. Each weight carries a relative error of
-//! at most 3 ulps per step and each sum 1 ulp per term; the result is multiplied by
-//! `1 + 3η` with `η = (3·steps + terms + 8)·2⁻⁵³`, which covers both, so the value
-//! returned is an upper bound on the exact δ_opt. About `75·√(k p (1−p))` terms are
+//! at most 5u per step from the mode (u = 2⁻⁵³: one division, two products, and the
+//! ≤ 1-ulp error of `e^±ε` that recurs at every step) and each sum ≤ 2u per term; the
+//! result is multiplied by `1 + 3η` with `η = (6·steps + 2·terms + 8)·u`, which covers
+//! `(1 + η)/(1 − η)`, so the value returned is an upper bound on the exact δ_opt (given
+//! the platform's `exp`/`exp_m1` are accurate to 1 ulp, as in [`crate::privacy::round`]). About `75·√(k p (1−p))` terms are
 //! visited: k = 10⁶ takes well under a millisecond. k is limited to 2³⁶.
 //!
 //! Adaptivity: the mechanisms may be chosen adaptively, but k and ε are fixed up front.
@@ -106,7 +108,9 @@ fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
         terms += 1;
         steps_down += 1;
     }
-    let eta = (3 * steps_up.max(steps_down) + terms + 8) as f64 * f64::EPSILON / 2.0;
+    // Relative error, in units u = 2⁻⁵³: ≤ 5u per step of the walk (division, two
+    // products, and the systematic ≤ 2u error of e^±ε), ≤ 2u per summed term.
+    let eta = (6 * steps_up.max(steps_down) + 2 * terms + 8) as f64 * f64::EPSILON / 2.0;
     let delta = mul_up(div_up(num, den), add_up(1.0, mul_up(3.0, eta)));
     delta.min(1.0)
 }
