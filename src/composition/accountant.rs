@@ -80,6 +80,36 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan of `steps` pure-DP steps with the largest per-step ε that keeps the
+    /// whole within `(epsilon_total, delta)` under advanced composition (slack δ′ = δ).
+    ///
+    /// ```
+    /// use dpmech::Accountant;
+    /// use dpmech::composition::Plan;
+    /// let plan = Plan::advanced_within(10_000, 1.0, (-32.0f64).exp())?;
+    /// assert!(plan.per_step_epsilon < 1.0 / 801.0); // not the textbook 1/801
+    /// let acc = Accountant::with_plan(plan)?;
+    /// assert!(acc.budget().epsilon().unwrap() <= 1.0);
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn advanced_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
+        Ok(Self {
+            steps,
+            per_step_epsilon: advanced::max_epsilon_per_step(steps, epsilon_total, delta)?,
+            rule: PlanRule::Advanced { delta_slack: delta },
+        })
+    }
+
+    /// The plan of `steps` pure-DP steps with the largest per-step ε that keeps the
+    /// whole within `(epsilon_total, delta)` under optimal composition.
+    pub fn optimal_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
+        Ok(Self {
+            steps,
+            per_step_epsilon: optimal::max_epsilon_per_step(steps, epsilon_total, delta)?,
+            rule: PlanRule::Optimal { delta },
+        })
+    }
+
     /// The guarantee of the whole plan (rounded up), an [`PrivacyLoss::Approximate`].
     ///
     /// ```
@@ -509,6 +539,23 @@ mod tests {
             acc.spend(PrivacyLoss::pure(f64::MIN_POSITIVE).unwrap())
                 .is_err()
         );
+    }
+
+    #[test]
+    fn plans_within_a_target_fit_it() {
+        for k in [1u64, 7, 100, 5_000] {
+            let a = Plan::advanced_within(k, 1.0, 1e-6)
+                .unwrap()
+                .total()
+                .unwrap();
+            let o = Plan::optimal_within(k, 1.0, 1e-6).unwrap().total().unwrap();
+            for t in [a, o] {
+                assert!(
+                    t.epsilon().unwrap() <= 1.0 && t.delta().unwrap() <= 1e-6,
+                    "k {k}: {t}"
+                );
+            }
+        }
     }
 
     #[test]
