@@ -19,9 +19,8 @@ use dpmech::composition::{advanced, optimal, sequential, zcdp};
 
 fn main() -> Result<(), dpmech::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let parse = |i: usize, default: f64| -> f64 {
-        args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default)
-    };
+    let parse =
+        |i: usize, default: f64| -> f64 { args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default) };
     let (epsilon, delta) = (parse(0, 1.0), parse(1, 1e-6));
     println!(
         "Per-query epsilon for k pure-DP queries within a total (epsilon = {epsilon}, delta = {delta:e})\n"
@@ -38,9 +37,7 @@ fn main() -> Result<(), dpmech::Error> {
         let zc = zcdp::max_epsilon_per_step(k, epsilon, delta)?;
         let opt = optimal::max_epsilon_per_step(k, epsilon, delta)?;
         let rho = zcdp::max_rho_per_step(k, epsilon, delta)?;
-        println!(
-            "{k:>7} | {seq:>12.6e} | {adv:>12.6e} | {zc:>12.6e} | {opt:>12.6e} | {rho:>14.6e}"
-        );
+        println!("{k:>7} | {seq:>12.6e} | {adv:>12.6e} | {zc:>12.6e} | {opt:>12.6e} | {rho:>14.6e}");
     }
     println!(
         "\n(computed in {:?}; every allowance is rounded down and checked forward)",

@@ -187,13 +187,17 @@ impl fmt::Display for PrivacyLoss {
     }
 }
 
-/// Outward rounding for floating-point computations of privacy parameters.
+/// Outward rounding for floating-point computations of privacy parameters: the one
+/// place in the crate where it is done.
 ///
-/// IEEE-754 `+ − × ÷ √` are correctly rounded (error ≤ ½ ulp); nudging the result one
-/// ulp outward therefore bounds the exact real result. `ln`/`exp` of the platform
-/// library are faithful to within 1 ulp on supported targets, so they are nudged two
-/// ulps. The direction is always the *safe* one: a noise scale or a reported loss is
-/// rounded up, an allowance (a per-step ε that may be spent) is rounded down.
+/// `+`, `−`, `×`, `÷` and `√` are *exact when the result is representable*: error-free
+/// transformations (TwoSum, FMA residuals) decide whether the correctly rounded result
+/// lies below or above the exact one, and the result steps one ulp outward only when
+/// needed — so sums of exactly representable charges stay exact, while every inexact
+/// result is bounded on the safe side. `ln`/`exp` of the platform library are faithful
+/// to within 1 ulp on supported targets, so they are nudged two ulps. The direction is
+/// always the *safe* one: a noise scale or a reported loss is rounded up, an allowance
+/// (a per-step ε that may be spent) is rounded down.
 pub mod round {
     /// The smallest `f64` strictly above `x` (∞ stays ∞, NaN stays NaN).
     #[inline]
@@ -207,88 +211,163 @@ pub mod round {
         x.next_down()
     }
 
+    /// Below this magnitude, FMA residuals may themselves be inexact (underflow): step
+    /// unconditionally.
+    const TINY: f64 = 1e-280;
+
     /// An upper bound on the exact `a + b`.
-    #[inline]
     pub fn add_up(a: f64, b: f64) -> f64 {
-        up(a + b)
+        let s = a + b;
+        if !s.is_finite() {
+            return s;
+        }
+        let bb = s - a;
+        let err = (a - (s - bb)) + (b - bb);
+        if err > 0.0 { s.next_up() } else { s }
     }
 
     /// A lower bound on the exact `a + b`.
-    #[inline]
     pub fn add_down(a: f64, b: f64) -> f64 {
-        down(a + b)
+        let s = a + b;
+        if !s.is_finite() {
+            return s;
+        }
+        let bb = s - a;
+        let err = (a - (s - bb)) + (b - bb);
+        if err < 0.0 { s.next_down() } else { s }
     }
 
     /// An upper bound on the exact `a − b`.
-    #[inline]
     pub fn sub_up(a: f64, b: f64) -> f64 {
-        up(a - b)
+        add_up(a, -b)
     }
 
     /// A lower bound on the exact `a − b`.
-    #[inline]
     pub fn sub_down(a: f64, b: f64) -> f64 {
-        down(a - b)
+        add_down(a, -b)
     }
 
     /// An upper bound on the exact `a × b`.
-    #[inline]
     pub fn mul_up(a: f64, b: f64) -> f64 {
-        up(a * b)
+        let p = a * b;
+        if !p.is_finite() {
+            return p;
+        }
+        if p.abs() < TINY {
+            return if a == 0.0 || b == 0.0 { p } else { p.next_up() };
+        }
+        if a.mul_add(b, -p) > 0.0 { p.next_up() } else { p }
     }
 
     /// A lower bound on the exact `a × b`.
-    #[inline]
     pub fn mul_down(a: f64, b: f64) -> f64 {
-        down(a * b)
+        let p = a * b;
+        if !p.is_finite() {
+            return p;
+        }
+        if p.abs() < TINY {
+            return if a == 0.0 || b == 0.0 { p } else { p.next_down() };
+        }
+        if a.mul_add(b, -p) < 0.0 { p.next_down() } else { p }
     }
 
-    /// An upper bound on the exact `a ÷ b`.
-    #[inline]
+    /// An upper bound on the exact `a ÷ b` (`b ≠ 0`).
     pub fn div_up(a: f64, b: f64) -> f64 {
-        up(a / b)
+        let q = a / b;
+        if !q.is_finite() {
+            return q;
+        }
+        if q.abs() < TINY || a.abs() < TINY {
+            return if a == 0.0 { q } else { q.next_up() };
+        }
+        // r = a − q·b exactly; the exact quotient exceeds q iff r/b > 0.
+        let r = -q.mul_add(b, -a);
+        if (r > 0.0) == (b > 0.0) && r != 0.0 {
+            q.next_up()
+        } else {
+            q
+        }
     }
 
-    /// A lower bound on the exact `a ÷ b`.
-    #[inline]
+    /// A lower bound on the exact `a ÷ b` (`b ≠ 0`).
     pub fn div_down(a: f64, b: f64) -> f64 {
-        down(a / b)
+        let q = a / b;
+        if !q.is_finite() {
+            return q;
+        }
+        if q.abs() < TINY || a.abs() < TINY {
+            return if a == 0.0 { q } else { q.next_down() };
+        }
+        let r = -q.mul_add(b, -a);
+        if (r < 0.0) == (b > 0.0) && r != 0.0 {
+            q.next_down()
+        } else {
+            q
+        }
     }
 
-    /// An upper bound on the exact `√a`.
-    #[inline]
+    /// An upper bound on the exact `√a` (`a ≥ 0`).
     pub fn sqrt_up(a: f64) -> f64 {
-        up(a.sqrt())
+        let s = a.sqrt();
+        if !s.is_finite() || s == 0.0 {
+            return s;
+        }
+        if a < TINY {
+            return s.next_up();
+        }
+        if s.mul_add(s, -a) < 0.0 { s.next_up() } else { s }
     }
 
-    /// A lower bound on the exact `√a` (never below 0).
-    #[inline]
+    /// A lower bound on the exact `√a` (`a ≥ 0`), never below 0.
     pub fn sqrt_down(a: f64) -> f64 {
-        down(a.sqrt()).max(0.0)
+        let s = a.sqrt();
+        if !s.is_finite() || s == 0.0 {
+            return s;
+        }
+        if a < TINY {
+            return s.next_down().max(0.0);
+        }
+        if s.mul_add(s, -a) > 0.0 { s.next_down() } else { s }
     }
 
-    /// An upper bound on the exact `ln a`.
-    #[inline]
-    pub fn ln_up(a: f64) -> f64 {
-        up(up(a.ln()))
-    }
-
-    /// A lower bound on the exact `ln a`.
-    #[inline]
+    /// A lower bound on `ln a`.
     pub fn ln_down(a: f64) -> f64 {
-        down(down(a.ln()))
+        a.ln().next_down().next_down()
     }
 
-    /// An upper bound on the exact `eᵃ`.
-    #[inline]
+    /// An upper bound on `ln a`.
+    pub fn ln_up(a: f64) -> f64 {
+        a.ln().next_up().next_up()
+    }
+
+    /// A lower bound on `ln(1 + a)`.
+    pub fn ln_1p_down(a: f64) -> f64 {
+        a.ln_1p().next_down().next_down()
+    }
+
+    /// An upper bound on `eᵃ`.
     pub fn exp_up(a: f64) -> f64 {
-        up(up(a.exp()))
+        a.exp().next_up().next_up()
     }
 
-    /// A lower bound on the exact `eᵃ` (never below 0).
-    #[inline]
+    /// A lower bound on `eᵃ` (never below 0).
     pub fn exp_down(a: f64) -> f64 {
-        down(down(a.exp())).max(0.0)
+        a.exp().next_down().next_down().max(0.0)
+    }
+
+    /// An upper bound on `eᵃ − 1`.
+    pub fn exp_m1_up(a: f64) -> f64 {
+        a.exp_m1().next_up().next_up()
+    }
+
+    /// `k` as an `f64`, rounded up when `k > 2⁵³` is not representable.
+    pub fn u64_up(k: u64) -> f64 {
+        let f = k as f64;
+        if (f as u128) < u128::from(k) {
+            f.next_up()
+        } else {
+            f
+        }
     }
 }
 
@@ -314,13 +393,39 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // exact values are intended: the arithmetic is exact
+    fn directed_ops_are_exact_when_representable_and_bracket_otherwise() {
+        use round::*;
+        assert_eq!(add_up(0.5, 0.25), 0.75);
+        assert_eq!(add_down(0.5, 0.25), 0.75);
+        assert!(add_up(0.1, 0.2) > add_down(0.1, 0.2));
+        // The binary 0.1 + 0.2 is exactly 0.30000000000000001665…, which rounds to
+        // nearest *above*: the upper bound is that float, the lower bound one ulp less.
+        assert_eq!(add_up(0.1, 0.2), 0.1 + 0.2);
+        assert_eq!(add_down(0.1, 0.2), (0.1f64 + 0.2).next_down());
+        assert_eq!(mul_up(3.0, 0.5), 1.5);
+        assert!(mul_up(0.1, 0.1) >= 0.1 * 0.1 && mul_down(0.1, 0.1) <= 0.1 * 0.1);
+        assert!(mul_up(0.1, 0.1) > mul_down(0.1, 0.1));
+        assert_eq!(div_up(1.0, 4.0), 0.25);
+        assert!(div_up(1.0, 3.0) > div_down(1.0, 3.0));
+        assert!(div_up(1.0, 3.0) * 3.0 >= 1.0);
+        assert_eq!(sqrt_up(4.0), 2.0);
+        assert!(sqrt_up(2.0) * sqrt_up(2.0) >= 2.0);
+        assert!(sqrt_down(2.0) * sqrt_down(2.0) <= 2.0);
+        assert_eq!(u64_up(u64::MAX), 18_446_744_073_709_551_616.0);
+        assert!(u64_up((1 << 53) + 1) > (1u64 << 53) as f64);
+    }
+
+    #[test]
     fn outward_rounding_brackets_the_exact_result() {
-        // 0.1 + 0.2 is not representable: the bounds must straddle the exact 0.3...
-        // computed from the exact binary values of 0.1 and 0.2.
+        // The exact sum of the binary 0.1 and 0.2 is not representable: the bounds are
+        // the two floats around it (the nearest float happens to be the upper one).
         let (lo, hi) = (round::add_down(0.1, 0.2), round::add_up(0.1, 0.2));
-        assert!(lo < 0.1 + 0.2 && 0.1 + 0.2 < hi);
-        assert!(round::div_up(1.0, 3.0) > 1.0 / 3.0);
-        assert!(round::div_down(1.0, 3.0) < 1.0 / 3.0);
+        assert!(lo < hi && lo <= 0.1 + 0.2 && 0.1 + 0.2 <= hi);
+        assert_eq!(hi.next_down(), lo);
+        // 1/3 is inexact: its bounds are two adjacent floats around the nearest one.
+        assert!(round::div_down(1.0, 3.0) <= 1.0 / 3.0 && 1.0 / 3.0 <= round::div_up(1.0, 3.0));
+        assert_eq!(round::div_up(1.0, 3.0).next_down(), round::div_down(1.0, 3.0));
         assert!(round::ln_up(2.0) > core::f64::consts::LN_2);
         assert!(round::ln_down(2.0) < core::f64::consts::LN_2);
         assert!(round::exp_up(1.0) > core::f64::consts::E);

@@ -16,8 +16,7 @@ fn seed_advanced_composition_k10000() {
     let slack = (-32.0f64).exp();
     let eps = advanced::advanced_epsilon(k, 1.0 / 801.0, slack).unwrap();
     // Independent plain-f64 evaluation of the theorem: √(2·10⁴·32)/801 + 10⁴/801·(e^{1/801} − 1).
-    let plain =
-        (2.0 * 10_000.0 * 32.0f64).sqrt() / 801.0 + 10_000.0 / 801.0 * (1.0f64 / 801.0).exp_m1();
+    let plain = (2.0 * 10_000.0 * 32.0f64).sqrt() / 801.0 + 10_000.0 / 801.0 * (1.0f64 / 801.0).exp_m1();
     println!("advanced composition, k = 10000, delta' = e^-32, eps0 = 1/801: eps' = {eps:.6}");
     assert!(eps > 1.0, "the textbook claim eps' <= 1 is false: {eps}");
     assert!(eps >= plain && eps - plain < 1e-12, "{eps} vs {plain}");
@@ -133,10 +132,7 @@ fn kov_formula_matches_brute_force_randomized_response() {
                 // The library returns an upper bound, tight to ~1e-13 here; the brute
                 // force sums 2^k terms in f64 (relative error ≲ 2^k·1e-16).
                 let tol = 1e-12 * brute + 1e-15;
-                assert!(
-                    d >= brute - tol,
-                    "k {k} eps {eps} t {t}: {d} < brute {brute}"
-                );
+                assert!(d >= brute - tol, "k {k} eps {eps} t {t}: {d} < brute {brute}");
                 assert!(
                     d <= brute + tol + 1e-12 * brute,
                     "k {k} eps {eps} t {t}: {d} vs {brute}"
@@ -246,9 +242,7 @@ fn per_step_allowances_fit_and_are_ordered() {
         let adv = advanced::max_epsilon_per_step(k, target, delta).unwrap();
         let opt = optimal::max_epsilon_per_step(k, target, delta).unwrap();
         let zc = zcdp::max_epsilon_per_step(k, target, delta).unwrap();
-        println!(
-            "  k = {k:>5}: sequential {seq:.6e}  advanced {adv:.6e}  zCDP {zc:.6e}  optimal {opt:.6e}"
-        );
+        println!("  k = {k:>5}: sequential {seq:.6e}  advanced {adv:.6e}  zCDP {zc:.6e}  optimal {opt:.6e}");
         // Each allowance satisfies its own forward computation...
         assert!(sequential::homogeneous_epsilon(k, seq).unwrap() <= target);
         assert!(advanced::advanced_epsilon(k, adv, delta).unwrap() <= target);
@@ -263,9 +257,7 @@ fn per_step_allowances_fit_and_are_ordered() {
     // δ for a given total ε: optimal needs less slack than advanced.
     let d_opt = optimal::optimal_delta(1000, 0.01, 1.0).unwrap();
     let d_adv = advanced::delta_slack_for(1000, 0.01, 1.0).unwrap();
-    println!(
-        "k = 1000, eps = 0.01, eps_total = 1: delta optimal {d_opt:.3e}, advanced {d_adv:.3e}"
-    );
+    println!("k = 1000, eps = 0.01, eps_total = 1: delta optimal {d_opt:.3e}, advanced {d_adv:.3e}");
     assert!(d_opt <= d_adv);
     let e_opt = optimal::optimal_epsilon(1000, 0.01, 1e-6).unwrap();
     assert!(optimal::optimal_delta(1000, 0.01, e_opt).unwrap() <= 1e-6);

@@ -55,8 +55,7 @@ fn relation_conversion_goes_one_way_only() {
     let after = [2.0, 5.0, 2.0];
     assert_eq!(Norm::L1.distance(&before, &after).unwrap(), 2.0);
     assert!(
-        Norm::L2.distance(&before, &after).unwrap()
-            <= queries::histogram(Neighbouring::Substitute, Norm::L2)
+        Norm::L2.distance(&before, &after).unwrap() <= queries::histogram(Neighbouring::Substitute, Norm::L2)
     );
     let lz = dpmech::sensitivity::convert_loss(
         PrivacyLoss::approximate(1.0, 1e-6).unwrap(),
@@ -118,9 +117,7 @@ fn expected_sensitivity() -> f64 {
     let s2 = 2.0 * (SIGMA_M * SIGMA_M + SIGMA_F * SIGMA_F);
     let m = (MU_M - MU_F) / s2.sqrt();
     1.0 / (2.0 * std::f64::consts::PI.sqrt())
-        * (SIGMA_M
-            + SIGMA_F
-            + s2.sqrt() * ((-m * m).exp() + std::f64::consts::PI.sqrt() * m * erf(m)))
+        * (SIGMA_M + SIGMA_F + s2.sqrt() * ((-m * m).exp() + std::f64::consts::PI.sqrt() * m * erf(m)))
 }
 
 #[test]
@@ -137,10 +134,7 @@ fn sensitivity_sampler_on_the_mean_height_setting() {
     let integral: f64 = (0..200_000)
         .map(|i| (1.0 - cdf_abs_diff((i as f64 + 0.5) * 1e-3)) * 1e-3)
         .sum();
-    assert!(
-        (integral - expected).abs() < 1e-6,
-        "{integral} vs {expected}"
-    );
+    assert!((integral - expected).abs() < 1e-6, "{integral} vs {expected}");
 
     let (m, gamma) = (20_000usize, 0.05);
     let sampler = SensitivitySampler::new(m, gamma, Norm::L1).unwrap();
@@ -166,11 +160,7 @@ fn sensitivity_sampler_on_the_mean_height_setting() {
     );
     // 2. The guarantee itself: a fresh neighbouring pair exceeds Δ̂ with probability
     //    1 − F(Δ̂) ≤ γ (holds with probability ≥ 1 − ρ over the sampler's draws).
-    assert!(
-        1.0 - covered <= gamma,
-        "uncovered mass {} > gamma",
-        1.0 - covered
-    );
+    assert!(1.0 - covered <= gamma, "uncovered mass {} > gamma", 1.0 - covered);
     // 3. Δ̂ sits at the level k/m: two-sided DKW with α = 1e-6 bounds |F(Δ̂) − k/m|.
     let xi = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
     assert!(
@@ -180,13 +170,7 @@ fn sensitivity_sampler_on_the_mean_height_setting() {
     // 4. Labelled random DP, never pure.
     let loss = out.privacy_loss(1.0).unwrap();
     println!("guarantee of a Laplace release calibrated to Δ̂ with eps = 1: {loss}");
-    assert_eq!(
-        loss,
-        PrivacyLoss::RandomDp {
-            epsilon: 1.0,
-            gamma
-        }
-    );
+    assert_eq!(loss, PrivacyLoss::RandomDp { epsilon: 1.0, gamma });
     // Negative control (erratum 7): calibrating to the *typical* E[Δf] ≈ 12 cm leaves
     // 1 − F(12) of the pairs — far more than γ — uncovered.
     let uncovered_at_mean = 1.0 - cdf_abs_diff(expected);

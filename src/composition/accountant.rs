@@ -43,9 +43,9 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
-use super::directed::{add_up, sub_down};
 use super::{advanced, optimal, validate_loss};
 use crate::Error;
+use crate::privacy::round::{add_up, sub_down};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 use std::sync::{Mutex, MutexGuard};
 
@@ -254,11 +254,9 @@ impl Accountant {
         }
         if let Some(plan) = &self.plan {
             return match loss {
-                PrivacyLoss::Pure { epsilon } if epsilon <= plan.per_step_epsilon => {
-                    Ok(PrivacyLoss::Pure {
-                        epsilon: plan.per_step_epsilon,
-                    })
-                }
+                PrivacyLoss::Pure { epsilon } if epsilon <= plan.per_step_epsilon => Ok(PrivacyLoss::Pure {
+                    epsilon: plan.per_step_epsilon,
+                }),
                 PrivacyLoss::Pure { .. } => Err(Error::BudgetExceeded {
                     requested: loss,
                     remaining: self.remaining(),
@@ -270,10 +268,7 @@ impl Accountant {
         }
         match (self.budget, loss) {
             (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. })
-            | (
-                PrivacyLoss::Approximate { .. },
-                PrivacyLoss::Pure { .. } | PrivacyLoss::Approximate { .. },
-            )
+            | (PrivacyLoss::Approximate { .. }, PrivacyLoss::Pure { .. } | PrivacyLoss::Approximate { .. })
             | (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Zcdp { .. }) => Ok(loss),
             (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Pure { epsilon }) => Ok(PrivacyLoss::Zcdp {
                 rho: super::zcdp::pure_to_zcdp(epsilon)?,
@@ -395,12 +390,7 @@ impl Accountant {
     }
 
     /// [`Accountant::charge_then`] with a label recorded in the ledger.
-    pub fn run<T>(
-        &self,
-        label: &str,
-        loss: PrivacyLoss,
-        f: impl FnOnce() -> T,
-    ) -> Result<T, Error> {
+    pub fn run<T>(&self, label: &str, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
         self.charge(loss, Some(label))?;
         Ok(f())
     }
@@ -484,10 +474,8 @@ mod tests {
             Err(Error::InvalidEpsilon { .. })
         ));
         let a = Accountant::approximate(1.0, 1e-6).unwrap();
-        a.spend_labelled("q1", PrivacyLoss::pure(0.5).unwrap())
-            .unwrap();
-        a.spend(PrivacyLoss::approximate(0.5, 1e-6).unwrap())
-            .unwrap();
+        a.spend_labelled("q1", PrivacyLoss::pure(0.5).unwrap()).unwrap();
+        a.spend(PrivacyLoss::approximate(0.5, 1e-6).unwrap()).unwrap();
         assert!(matches!(
             a.spend(PrivacyLoss::approximate(1e-9, 1e-12).unwrap()),
             Err(Error::BudgetExceeded { .. })
@@ -535,19 +523,13 @@ mod tests {
         // What `remaining()` reports can always be spent, and then nothing is left.
         let rest = acc.remaining();
         acc.spend(rest).unwrap();
-        assert!(
-            acc.spend(PrivacyLoss::pure(f64::MIN_POSITIVE).unwrap())
-                .is_err()
-        );
+        assert!(acc.spend(PrivacyLoss::pure(f64::MIN_POSITIVE).unwrap()).is_err());
     }
 
     #[test]
     fn plans_within_a_target_fit_it() {
         for k in [1u64, 7, 100, 5_000] {
-            let a = Plan::advanced_within(k, 1.0, 1e-6)
-                .unwrap()
-                .total()
-                .unwrap();
+            let a = Plan::advanced_within(k, 1.0, 1e-6).unwrap().total().unwrap();
             let o = Plan::optimal_within(k, 1.0, 1e-6).unwrap().total().unwrap();
             for t in [a, o] {
                 assert!(

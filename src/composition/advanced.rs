@@ -25,11 +25,11 @@
 //! ε = 1/801 the first term alone is 800/801 < 1, but the second term adds ≈ 0.0156,
 //! so ε′ ≈ 1.0143. Everything here is computed, never approximated.
 
-use super::directed::{
-    add_up, div_down, exp_m1_up, exp_up, ln_down, mul_down, mul_up, sqrt_up, sub_down,
-};
 use super::{check_epsilon_total, check_steps, largest_satisfying, validate_loss};
 use crate::Error;
+use crate::privacy::round::{
+    add_up, div_down, exp_m1_up, exp_up, ln_down, mul_down, mul_up, sqrt_up, sub_down,
+};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 
 /// An upper bound on `ln(1/δ)` for δ ∈ (0, 1).
@@ -91,10 +91,7 @@ pub fn advanced(k: u64, per_step: PrivacyLoss, delta_slack: f64) -> Result<Priva
 /// assert!((het.epsilon().unwrap() - hom.epsilon().unwrap()).abs() < 1e-12);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn advanced_heterogeneous(
-    losses: &[PrivacyLoss],
-    delta_slack: f64,
-) -> Result<PrivacyLoss, Error> {
+pub fn advanced_heterogeneous(losses: &[PrivacyLoss], delta_slack: f64) -> Result<PrivacyLoss, Error> {
     if losses.is_empty() {
         return Err(Error::EmptyInput { what: "losses" });
     }
@@ -195,9 +192,7 @@ mod tests {
         let best = max_epsilon_per_step(10_000, 1.0, (-32.0f64).exp()).unwrap();
         assert!(best < 1.0 / 801.0);
         assert!(advanced_epsilon(10_000, best, (-32.0f64).exp()).unwrap() <= 1.0);
-        assert!(
-            advanced_epsilon(10_000, best.next_up().next_up(), (-32.0f64).exp()).unwrap() > 1.0
-        );
+        assert!(advanced_epsilon(10_000, best.next_up().next_up(), (-32.0f64).exp()).unwrap() > 1.0);
     }
 
     #[test]

@@ -31,9 +31,9 @@
 //!
 //! Adaptivity: the mechanisms may be chosen adaptively, but k and ε are fixed up front.
 
-use super::directed::{add_up, div_up, mul_up, sub_down};
 use super::{check_epsilon_total, check_steps, largest_satisfying, smallest_satisfying};
 use crate::Error;
+use crate::privacy::round::{add_up, div_up, mul_up, sub_down};
 use crate::privacy::{check_delta, check_epsilon};
 
 /// The largest k accepted by the exact computation.
@@ -168,7 +168,7 @@ pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f6
     let kf = check_k(k)?;
     let target = check_epsilon(epsilon_total)?;
     let d = check_delta(delta)?;
-    let lo = super::directed::div_down(target, kf);
+    let lo = crate::privacy::round::div_down(target, kf);
     if lo.is_nan() || lo <= 0.0 {
         return Err(Error::InvalidParameter {
             name: "epsilon_total",

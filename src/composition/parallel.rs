@@ -12,9 +12,9 @@
 //! itself stated for substitution *within* its part, a substitution that stays inside
 //! a part costs only that part; the two-largest bound covers both cases.)
 
-use super::directed::add_up;
 use super::validate_loss;
 use crate::Error;
+use crate::privacy::round::add_up;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 use crate::sensitivity::Neighbouring;
 
@@ -129,18 +129,12 @@ mod tests {
             parallel(&one, Neighbouring::Substitute).unwrap(),
             PrivacyLoss::Pure { epsilon: 0.75 }
         );
-        let z = [
-            PrivacyLoss::zcdp(0.5).unwrap(),
-            PrivacyLoss::zcdp(0.25).unwrap(),
-        ];
+        let z = [PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::zcdp(0.25).unwrap()];
         assert_eq!(
             parallel(&z, Neighbouring::Substitute).unwrap(),
             PrivacyLoss::Zcdp { rho: 0.75 }
         );
-        let mixed = [
-            PrivacyLoss::zcdp(0.5).unwrap(),
-            PrivacyLoss::pure(0.25).unwrap(),
-        ];
+        let mixed = [PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::pure(0.25).unwrap()];
         assert!(matches!(
             parallel(&mixed, Neighbouring::AddRemove),
             Err(Error::IncompatibleLoss { .. })

@@ -9,9 +9,9 @@
 //! (Bun & Steinke 2016, Lemma 2.3). Valid for either neighbouring relation, as long as
 //! every mechanism's guarantee is stated for the same relation.
 
-use super::directed::{add_up, div_down, mul_up};
 use super::{check_steps, validate_loss};
 use crate::Error;
+use crate::privacy::round::{add_up, div_down, mul_up};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 
 /// The sequential composition of a list of guarantees, rounded up.
@@ -80,9 +80,7 @@ pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
         });
     }
     if any_zcdp {
-        return Ok(PrivacyLoss::Zcdp {
-            rho: check_rho(rho)?,
-        });
+        return Ok(PrivacyLoss::Zcdp { rho: check_rho(rho)? });
     }
     let epsilon = check_epsilon(eps)?;
     if any_random {
@@ -155,10 +153,7 @@ mod tests {
             epsilon: 1.0,
             gamma: 0.05,
         };
-        assert_eq!(
-            sequential(&[p, p]).unwrap(),
-            PrivacyLoss::Pure { epsilon: 2.0 }
-        );
+        assert_eq!(sequential(&[p, p]).unwrap(), PrivacyLoss::Pure { epsilon: 2.0 });
         assert_eq!(
             sequential(&[p, a]).unwrap(),
             PrivacyLoss::Approximate {
@@ -167,33 +162,18 @@ mod tests {
             }
         );
         // 1-DP is 0.5-zCDP.
-        assert_eq!(
-            sequential(&[p, z]).unwrap(),
-            PrivacyLoss::Zcdp { rho: 0.625 }
-        );
-        assert!(matches!(
-            sequential(&[a, z]),
-            Err(Error::IncompatibleLoss { .. })
-        ));
-        assert!(matches!(
-            sequential(&[a, r]),
-            Err(Error::IncompatibleLoss { .. })
-        ));
+        assert_eq!(sequential(&[p, z]).unwrap(), PrivacyLoss::Zcdp { rho: 0.625 });
+        assert!(matches!(sequential(&[a, z]), Err(Error::IncompatibleLoss { .. })));
+        assert!(matches!(sequential(&[a, r]), Err(Error::IncompatibleLoss { .. })));
         assert!(matches!(
             sequential(&[r, p]).unwrap(),
             PrivacyLoss::RandomDp { epsilon, gamma } if epsilon == 2.0 && gamma == 0.05
         ));
         assert!(matches!(sequential(&[]), Err(Error::EmptyInput { .. })));
         let big = PrivacyLoss::approximate(1.0, 0.6).unwrap();
-        assert!(matches!(
-            sequential(&[big, big]),
-            Err(Error::InvalidDelta { .. })
-        ));
+        assert!(matches!(sequential(&[big, big]), Err(Error::InvalidDelta { .. })));
         let bad = PrivacyLoss::Pure { epsilon: f64::NAN };
-        assert!(matches!(
-            sequential(&[bad]),
-            Err(Error::InvalidEpsilon { .. })
-        ));
+        assert!(matches!(sequential(&[bad]), Err(Error::InvalidEpsilon { .. })));
     }
 
     #[test]

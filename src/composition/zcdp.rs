@@ -18,12 +18,11 @@
 //! evaluated with every operation rounded toward the larger (safe) result.
 //! zCDP is stated here for whichever neighbouring relation the mechanism's ρ was.
 
-use super::directed::{
-    add_down, add_up, div_down, div_up, exp_up, ln_1p_down, ln_down, mul_up, sqrt_down, sqrt_up,
-    sub_up,
-};
 use super::{check_epsilon_total, check_steps, largest_satisfying};
 use crate::Error;
+use crate::privacy::round::{
+    add_down, add_up, div_down, div_up, exp_up, ln_1p_down, ln_down, mul_up, sqrt_down, sqrt_up, sub_up,
+};
 use crate::privacy::{check_delta, check_epsilon, check_rho};
 
 /// `ε²/2` rounded up, for an already validated ε.
@@ -187,11 +186,11 @@ pub fn delta_tight(rho: f64, epsilon: f64) -> Result<f64, Error> {
 pub fn delta_simple(rho: f64, epsilon: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let e = check_epsilon_total(epsilon)?;
-    let m = super::directed::sub_down(e, r);
+    let m = crate::privacy::round::sub_down(e, r);
     if m.is_nan() || m <= 0.0 {
         return Ok(1.0);
     }
-    let exponent = div_down(super::directed::mul_down(m, m), mul_up(4.0, r));
+    let exponent = div_down(crate::privacy::round::mul_down(m, m), mul_up(4.0, r));
     Ok(exp_up(-exponent).min(1.0))
 }
 

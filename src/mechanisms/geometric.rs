@@ -43,7 +43,7 @@ impl Geometric {
         }
         let epsilon = check_epsilon(epsilon)?;
         // τ = Δ/ε, every step rounded up.
-        let delta = u64_to_f64_up(sensitivity);
+        let delta = round::u64_up(sensitivity);
         let scale = Rational::from_f64_up(round::div_up(delta, epsilon))?;
         Ok(Self {
             sensitivity,
@@ -94,11 +94,4 @@ impl Geometric {
             epsilon: self.epsilon,
         }
     }
-}
-
-/// The smallest `f64` not below `x`.
-pub(crate) fn u64_to_f64_up(x: u64) -> f64 {
-    let y = x as f64;
-    // `y as u64` saturates, so y ≥ 2^64 compares as u64::MAX ≥ x: still an upper bound.
-    if (y as u64) < x { round::up(y) } else { y }
 }

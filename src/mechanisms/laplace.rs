@@ -185,7 +185,7 @@ impl Laplace {
 
 /// `τ = ⌈Δ/(g·ε) + n/ε⌉` as an integer rational.
 fn units_scale(units_per_epsilon: f64, n: usize, epsilon: f64) -> Result<Rational, Error> {
-    let rounding = round::div_up(super::geometric::u64_to_f64_up(n as u64), epsilon);
+    let rounding = round::div_up(round::u64_up(n as u64), epsilon);
     let tau = round::add_up(units_per_epsilon, rounding).ceil();
     Rational::from_f64_up(tau)
 }

@@ -28,8 +28,8 @@ pub mod sampler;
 pub use sampler::{SampledSensitivity, SensitivitySampler};
 
 use crate::Error;
-use crate::composition::directed::{add_up, mul_up, sqrt_up, sub_up};
 use crate::composition::validate_loss;
+use crate::privacy::round::{add_up, mul_up, sqrt_up, sub_up};
 use crate::privacy::{PrivacyLoss, check_epsilon};
 
 /// Which pairs of datasets count as neighbours.
@@ -135,11 +135,7 @@ fn no_bounded_to_unbounded() -> Error {
 /// [`convert_epsilon`] for any guarantee, via group privacy for k = 2 (rounded up):
 /// pure ε → 2ε; approximate (ε, δ) → (2ε, (1 + e^ε)δ); zCDP ρ → 4ρ (Bun & Steinke
 /// 2016, Prop. 1.9); random DP is refused (its γ refers to a pair distribution).
-pub fn convert_loss(
-    loss: PrivacyLoss,
-    from: Neighbouring,
-    to: Neighbouring,
-) -> Result<PrivacyLoss, Error> {
+pub fn convert_loss(loss: PrivacyLoss, from: Neighbouring, to: Neighbouring) -> Result<PrivacyLoss, Error> {
     let loss = validate_loss(loss)?;
     if from == to {
         return Ok(loss);
@@ -152,7 +148,7 @@ pub fn convert_loss(
             epsilon: check_epsilon(mul_up(2.0, epsilon))?,
         }),
         PrivacyLoss::Approximate { epsilon, delta } => {
-            let factor = add_up(1.0, crate::composition::directed::exp_up(epsilon));
+            let factor = add_up(1.0, crate::privacy::round::exp_up(epsilon));
             Ok(PrivacyLoss::Approximate {
                 epsilon: check_epsilon(mul_up(2.0, epsilon))?,
                 delta: crate::privacy::check_delta(mul_up(factor, delta))?,

@@ -6,8 +6,8 @@
 
 use super::{Neighbouring, Norm};
 use crate::Error;
-use crate::composition::directed::{div_up, mul_up, sqrt_up, sub_up, u64_up};
 use crate::privacy::check_sensitivity;
+use crate::privacy::round::{div_up, mul_up, sqrt_up, sub_up, u64_up};
 
 fn check_bounds(lo: f64, hi: f64) -> Result<(), Error> {
     if !lo.is_finite() {
@@ -63,12 +63,7 @@ pub fn clamped_sum(lo: f64, hi: f64, relation: Neighbouring) -> Result<f64, Erro
 ///   *normalised sum* `Σxᵢ / n` with the public constant `n`: `max(|lo|, |hi|)/n`.
 ///   (A mean divided by the true, private count is not covered; release a noisy sum
 ///   and a noisy count instead.)
-pub fn mean_with_public_count(
-    lo: f64,
-    hi: f64,
-    n: u64,
-    relation: Neighbouring,
-) -> Result<f64, Error> {
+pub fn mean_with_public_count(lo: f64, hi: f64, n: u64, relation: Neighbouring) -> Result<f64, Error> {
     if n == 0 {
         return Err(Error::InvalidParameter {
             name: "n",
@@ -152,11 +147,7 @@ pub fn clamp(value: f64, lo: f64, hi: f64) -> Result<f64, Error> {
 }
 
 fn clamp_unchecked(value: f64, lo: f64, hi: f64) -> f64 {
-    if value.is_nan() {
-        lo
-    } else {
-        value.clamp(lo, hi)
-    }
+    if value.is_nan() { lo } else { value.clamp(lo, hi) }
 }
 
 /// [`clamp`] applied to every value.
@@ -176,17 +167,12 @@ mod tests {
         assert_eq!(count(Neighbouring::Substitute), 1.0);
         assert_eq!(clamped_sum(0.0, 1.0, Neighbouring::AddRemove).unwrap(), 1.0);
         assert_eq!(clamped_sum(2.0, 5.0, Neighbouring::AddRemove).unwrap(), 5.0);
-        assert_eq!(
-            clamped_sum(2.0, 5.0, Neighbouring::Substitute).unwrap(),
-            3.0
-        );
+        assert_eq!(clamped_sum(2.0, 5.0, Neighbouring::Substitute).unwrap(), 3.0);
         assert_eq!(
             mean_with_public_count(0.0, 10.0, 4, Neighbouring::Substitute).unwrap(),
             2.5
         );
-        assert!(
-            mean_with_public_count(0.0, 1.0, 3, Neighbouring::Substitute).unwrap() >= 1.0 / 3.0
-        );
+        assert!(mean_with_public_count(0.0, 1.0, 3, Neighbouring::Substitute).unwrap() >= 1.0 / 3.0);
         assert_eq!(histogram(Neighbouring::Substitute, Norm::L1), 2.0);
         assert!(histogram(Neighbouring::Substitute, Norm::L2) >= std::f64::consts::SQRT_2);
         assert_eq!(histogram(Neighbouring::AddRemove, Norm::L2), 1.0);

@@ -33,8 +33,8 @@
 
 use super::Norm;
 use crate::Error;
-use crate::composition::directed::{add_up, div_up, ln_down, mul_up, sqrt_up, sub_up};
 use crate::composition::{check_gamma, largest_satisfying};
+use crate::privacy::round::{add_up, div_up, ln_down, mul_up, sqrt_up, sub_up};
 use crate::privacy::{PrivacyLoss, check_epsilon};
 use rand_core::Rng;
 
@@ -209,15 +209,10 @@ impl SensitivitySampler {
         for i in 0..self.m {
             let (d1, d2) = draw_pair(rng);
             let (a, b) = (f(&d1), f(&d2));
-            let g = self
-                .norm
-                .distance(a.as_ref(), b.as_ref())
-                .map_err(|e| match e {
-                    Error::NonFiniteValue { value, .. } => {
-                        Error::NonFiniteValue { index: i, value }
-                    }
-                    other => other,
-                })?;
+            let g = self.norm.distance(a.as_ref(), b.as_ref()).map_err(|e| match e {
+                Error::NonFiniteValue { value, .. } => Error::NonFiniteValue { index: i, value },
+                other => other,
+            })?;
             sum += g;
             gs.push(g);
         }
