@@ -1,0 +1,228 @@
+//! Private count, sum, mean and histogram, each charged to an [`Accountant`] **before**
+//! any noise is drawn (a refused charge releases nothing).
+
+use crate::composition::Accountant;
+use crate::mechanisms::check_finite;
+use crate::privacy::{PrivacyLoss, check_epsilon, round};
+use crate::sensitivity::{Neighbouring, Norm, queries};
+use crate::statistics::accuracy::laplace_half_width;
+use crate::{CryptoRng, Error, Geometric, Laplace};
+
+/// A released statistic and the guarantee it carries.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Release<T> {
+    /// The private value.
+    pub value: T,
+    /// What the release cost (already charged to the accountant).
+    pub privacy_loss: PrivacyLoss,
+    /// For `value = statistic + noise`: the scale `b` of the (discrete) Laplace noise
+    /// and the input rounding to the grid; `None` for non-additive releases (means).
+    pub noise: Option<AdditiveNoise>,
+}
+
+/// The additive noise of a release: discrete Laplace of scale `scale` on a grid, after
+/// rounding the statistic by at most `rounding`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdditiveNoise {
+    /// The scale `b` (in the statistic's units).
+    pub scale: f64,
+    /// The largest movement of the statistic by rounding to the grid (`g/2`, or 0).
+    pub rounding: f64,
+}
+
+impl<T> Release<T> {
+    /// A half-width `w` with `Pr[|value − statistic| > w] ≤ β` per coordinate:
+    /// `b·ln(1/β) + rounding` (the discrete Laplace tail on the grid is below the
+    /// continuous one, so this is conservative). `None` for non-additive releases.
+    pub fn confidence_half_width(&self, beta: f64) -> Option<Result<f64, Error>> {
+        self.noise
+            .map(|noise| laplace_half_width(noise.scale, beta).map(|w| round::add_up(w, noise.rounding)))
+    }
+}
+
+fn pure(epsilon: f64) -> PrivacyLoss {
+    PrivacyLoss::Pure { epsilon }
+}
+
+/// A private count of `records` (pure ε-DP under add/remove **and** substitution: a
+/// count moves by at most 1), with the geometric mechanism.
+///
+/// ```
+/// use dpmech::{Accountant, DefaultRng, statistics::count};
+/// let accountant = Accountant::pure(1.0)?;
+/// let release = count(&accountant, 120, 0.5, &mut DefaultRng::from_os()?)?;
+/// assert_eq!(release.privacy_loss, dpmech::PrivacyLoss::Pure { epsilon: 0.5 });
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn count<R: CryptoRng + ?Sized>(
+    accountant: &Accountant,
+    records: u64,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<Release<i64>, Error> {
+    let mechanism = Geometric::new(1, epsilon)?;
+    let value = i64::try_from(records).unwrap_or(i64::MAX);
+    let released = accountant.run("count", mechanism.privacy_loss(), || {
+        mechanism.release(value, rng)
+    })?;
+    Ok(Release {
+        value: released,
+        privacy_loss: mechanism.privacy_loss(),
+        noise: Some(AdditiveNoise {
+            scale: mechanism.scale(),
+            rounding: 0.0,
+        }),
+    })
+}
+
+/// A private sum of `values` clamped to the public `[lower, upper]`, with the Laplace
+/// mechanism calibrated to the sum's sensitivity under `relation`
+/// ([`queries::clamped_sum`]: `max(|lower|, |upper|)` for add/remove, `upper − lower`
+/// for substitution). Pure ε-DP. Non-finite values are rejected before anything is
+/// charged.
+pub fn sum<R: CryptoRng + ?Sized>(
+    accountant: &Accountant,
+    values: &[f64],
+    (lower, upper): (f64, f64),
+    relation: Neighbouring,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<Release<f64>, Error> {
+    let sensitivity = queries::clamped_sum(lower, upper, relation)?;
+    let mechanism = Laplace::new(sensitivity, epsilon)?;
+    let total = clamped_total(values, lower, upper)?;
+    let released = accountant.run("sum", mechanism.privacy_loss(), || mechanism.release(total, rng))??;
+    Ok(Release {
+        value: released,
+        privacy_loss: mechanism.privacy_loss(),
+        noise: Some(AdditiveNoise {
+            scale: mechanism.scale(),
+            rounding: mechanism.granularity() / 2.0,
+        }),
+    })
+}
+
+/// `Σ clamp(vᵢ, lower, upper)` after checking every value is finite.
+fn clamped_total(values: &[f64], lower: f64, upper: f64) -> Result<f64, Error> {
+    let mut total = 0.0;
+    for (index, &value) in values.iter().enumerate() {
+        check_finite(index, value)?;
+        total += value.clamp(lower, upper);
+    }
+    if !total.is_finite() {
+        return Err(Error::InvalidParameter {
+            name: "sum",
+            value: total,
+            reason: "the clamped sum overflows f64: narrow the bounds",
+        });
+    }
+    Ok(total)
+}
+
+/// How a private mean is computed (seed 001, chapter 4). Both are pure ε-DP under
+/// add/remove-one neighbours, as the sequential composition of two ε/2 releases.
+///
+/// The seed's Algorithm 2 (re-sampling the noise until the mean falls in range) is
+/// **not** private and is not offered. Algorithm 3 (noisy sum divided by the *true*
+/// count) is not offered either: with exact lattice noise its output lies on
+/// `(S + gℤ)/C`, a set that reveals the count `C`; a sound discrete version needs its
+/// own analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MeanMethod {
+    /// Algorithm 1: `S̃ = Σ + Lap(2Δ_S/ε)`, `C̃ = count + geometric noise at ε/2`;
+    /// `S̃/C̃` (the midpoint when `C̃ ≤ 1`). `Δ_S = max(|lower|, |upper|)` — the seed's
+    /// `upper − lower` is only valid when `0 ∈ [lower, upper]`.
+    NoisySumOverNoisyCount,
+    /// Algorithm 4: the sum of `vᵢ − m` (`m` the midpoint, sensitivity
+    /// `(upper − lower)/2`) with noise `Lap((upper − lower)/ε)`, and the count with
+    /// noise at ε/2 (`Lap(2/ε)`; the seed's `Lap(ε/2)` is a typo);
+    /// `S̃/C̃ + m` (or `m` when `C̃ ≤ 1`).
+    Normalised,
+}
+
+/// A private mean of `values` clamped to the public `[lower, upper]`; the result is
+/// clamped to `[lower, upper]` too (post-processing). Empty inputs are fine: the noisy
+/// count is then usually ≤ 1 and the midpoint is returned.
+pub fn mean<R: CryptoRng + ?Sized>(
+    accountant: &Accountant,
+    values: &[f64],
+    (lower, upper): (f64, f64),
+    method: MeanMethod,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<Release<f64>, Error> {
+    let epsilon = check_epsilon(epsilon)?;
+    let half = round::mul_down(epsilon, 0.5);
+    let midpoint = lower / 2.0 + upper / 2.0;
+    let count_mechanism = Geometric::new(1, half)?;
+    let (sum_mechanism, total) = match method {
+        MeanMethod::NoisySumOverNoisyCount => (
+            Laplace::new(queries::clamped_sum(lower, upper, Neighbouring::AddRemove)?, half)?,
+            clamped_total(values, lower, upper)?,
+        ),
+        MeanMethod::Normalised => {
+            queries::clamped_sum(lower, upper, Neighbouring::Substitute)?; // validates the bounds
+            let sensitivity = round::mul_up(round::sub_up(upper, lower), 0.5);
+            let shifted: Vec<f64> = values.iter().map(|v| v - midpoint).collect();
+            let half_range = sensitivity;
+            (
+                Laplace::new(sensitivity, half)?,
+                clamped_total(&shifted, -half_range, half_range)?,
+            )
+        }
+    };
+    let n = i64::try_from(values.len()).unwrap_or(i64::MAX);
+    let loss = pure(epsilon);
+    let (noisy_sum, noisy_count) = accountant.run("mean", loss, || {
+        let s = sum_mechanism.release(total, rng);
+        let c = count_mechanism.release(n, rng);
+        (s, c)
+    })?;
+    let noisy_sum = noisy_sum?;
+    let estimate = if noisy_count <= 1 {
+        midpoint
+    } else {
+        let ratio = noisy_sum / noisy_count as f64;
+        match method {
+            MeanMethod::NoisySumOverNoisyCount => ratio,
+            MeanMethod::Normalised => ratio + midpoint,
+        }
+    };
+    Ok(Release {
+        value: estimate.clamp(lower, upper),
+        privacy_loss: loss,
+        noise: None,
+    })
+}
+
+/// A private histogram over public, disjoint bins (the counts `bin_counts` computed by
+/// the caller), with independent geometric noise per bin. One record touches one bin
+/// (add/remove: L1 sensitivity 1) or two (substitute: 2), so the **whole** histogram is
+/// ε-DP — parallel composition over a data-independent partition, paid once.
+pub fn histogram<R: CryptoRng + ?Sized>(
+    accountant: &Accountant,
+    bin_counts: &[u64],
+    relation: Neighbouring,
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<Release<Vec<i64>>, Error> {
+    let sensitivity = queries::histogram(relation, Norm::L1).ceil() as u64;
+    let mechanism = Geometric::new(sensitivity, epsilon)?;
+    let counts: Vec<i64> = bin_counts
+        .iter()
+        .map(|&c| i64::try_from(c).unwrap_or(i64::MAX))
+        .collect();
+    let released = accountant.run("histogram", mechanism.privacy_loss(), || {
+        mechanism.release_slice(&counts, rng)
+    })?;
+    Ok(Release {
+        value: released,
+        privacy_loss: mechanism.privacy_loss(),
+        noise: Some(AdditiveNoise {
+            scale: mechanism.scale(),
+            rounding: 0.0,
+        }),
+    })
+}
