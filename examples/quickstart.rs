@@ -1,61 +1,53 @@
-//! The README's main example: private count, sum and mean of a small data set, with
-//! exact noise and the privacy each release spends.
+//! The README's main example: a private count, sum and mean of a small survey, with
+//! 95% confidence intervals and the privacy budget they spend.
 //!
 //! Run: `cargo run --release --example quickstart`
 
-use dpmech::{DefaultRng, Geometric, Laplace, PrivacyLoss};
+use dpmech::sensitivity::Neighbouring;
+use dpmech::statistics::{MeanMethod, count, mean, sum};
+use dpmech::{Accountant, DefaultRng};
 
 fn main() -> Result<(), dpmech::Error> {
-    // Ages of the people in a (tiny) survey. Public bounds: ages are clamped to [0, 100].
-    let ages: [f64; 12] = [
+    // Ages in a (tiny) survey; public bounds [0, 100]. Neighbours: add/remove one person.
+    let ages = [
         34.0, 27.0, 45.0, 61.0, 19.0, 38.0, 52.0, 29.0, 73.0, 41.0, 36.0, 58.0,
     ];
-    let (lower, upper) = (0.0, 100.0);
+    let bounds = (0.0, 100.0);
+    let accountant = Accountant::pure(2.0)?; // the whole analysis may spend ε = 2
     let mut rng = DefaultRng::from_os()?;
 
-    // A count changes by at most 1 when one person is added or removed: Δ = 1.
-    let count = Geometric::new(1, 0.5)?;
-    let noisy_count = count.release(ages.len() as i64, &mut rng);
+    let n = count(&accountant, ages.len() as u64, 0.5, &mut rng)?;
+    let total = sum(&accountant, &ages, bounds, Neighbouring::AddRemove, 0.5, &mut rng)?;
+    let average = mean(&accountant, &ages, bounds, MeanMethod::Normalised, 1.0, &mut rng)?;
 
-    // A sum of values clamped to [0, 100] changes by at most 100: Δ = 100.
-    let clamped_sum: f64 = ages.iter().map(|a| a.clamp(lower, upper)).sum();
-    let sum = Laplace::new(upper, 0.5)?;
-    let noisy_sum = sum.release(clamped_sum, &mut rng)?;
-
-    // The mean as post-processing of the two releases (no extra privacy cost).
-    let noisy_mean = (noisy_sum / noisy_count.max(1) as f64).clamp(lower, upper);
-
-    let total = sum_epsilons(&[count.privacy_loss(), sum.privacy_loss()]);
+    let true_sum: f64 = ages.iter().sum();
     println!(
-        "dpmech quickstart — {} survey answers, add/remove-one neighbours",
+        "dpmech quickstart — {} survey answers, ages in [0, 100], add/remove-one neighbours",
         ages.len()
     );
     println!(
-        "  count: {noisy_count:>8}        (true {}, geometric noise, scale {:.2})",
-        ages.len(),
-        count.scale()
+        "  count {:>8}   ± {:<6.1} (95%)   true {}",
+        n.value,
+        n.confidence_half_width(0.05).unwrap()?,
+        ages.len()
     );
     println!(
-        "  sum:   {noisy_sum:>11.2}     (true {clamped_sum}, Laplace noise, scale {:.2})",
-        sum.scale()
+        "  sum   {:>8.1}   ± {:<6.1} (95%)   true {true_sum}",
+        total.value,
+        total.confidence_half_width(0.05).unwrap()?
     );
     println!(
-        "  mean:  {noisy_mean:>11.2}     (true {:.2}, post-processed)",
-        clamped_sum / ages.len() as f64
+        "  mean  {:>8.2}   (Algorithm 4, clamped to the bounds)   true {:.2}",
+        average.value,
+        true_sum / ages.len() as f64
     );
-    // 95% of Laplace noise lies within b·ln(1/0.05) of zero.
     println!(
-        "  95% half-width of the sum noise: ±{:.1}",
-        sum.scale() * (1.0f64 / 0.05).ln()
+        "  budget: spent {}, remaining {}",
+        accountant.spent(),
+        accountant.remaining()
     );
-    println!("  privacy spent: ε = {total} (sequential composition of two pure-DP releases)");
-    println!(
-        "  every real output is an exact multiple of 2^{}",
-        sum.granularity().log2()
-    );
+    for entry in accountant.ledger() {
+        println!("    ledger: {entry:?}");
+    }
     Ok(())
-}
-
-fn sum_epsilons(losses: &[PrivacyLoss]) -> f64 {
-    losses.iter().filter_map(PrivacyLoss::epsilon).sum()
 }

@@ -1,0 +1,142 @@
+//! A minimal SVG line plot for the examples (no plotting dependency needed).
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// One named curve.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+
+/// Where plots go: `$CARGO_TARGET_DIR/plots` or `target/plots`.
+pub fn plot_dir() -> PathBuf {
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    PathBuf::from(target).join("plots")
+}
+
+/// Writes a line plot with log-scaled axes where asked; returns the file's path.
+pub fn line_plot(
+    file: &str,
+    title: &str,
+    (x_label, log_x): (&str, bool),
+    (y_label, log_y): (&str, bool),
+    series: &[Series],
+) -> std::io::Result<PathBuf> {
+    let (width, height, left, right, top, bottom) = (760.0, 480.0, 80.0, 190.0, 50.0, 60.0);
+    let tx = |v: f64| if log_x { v.log10() } else { v };
+    let ty = |v: f64| if log_y { v.log10() } else { v };
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in all {
+        x0 = x0.min(tx(x));
+        x1 = x1.max(tx(x));
+        y0 = y0.min(ty(y));
+        y1 = y1.max(ty(y));
+    }
+    if log_y {
+        (y0, y1) = (y0.floor(), y1.ceil());
+    } else {
+        y0 = y0.min(0.0);
+    }
+    let px = |x: f64| left + (tx(x) - x0) / (x1 - x0).max(1e-300) * (width - left - right);
+    let py = |y: f64| height - bottom - (ty(y) - y0) / (y1 - y0).max(1e-300) * (height - top - bottom);
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="28" font-size="16" text-anchor="middle">{title}</text>"#,
+        width / 2.0
+    );
+    let (ax0, ax1, ay0, ay1) = (left, width - right, height - bottom, top);
+    let _ = writeln!(
+        svg,
+        r#"<path d="M{ax0},{ay1} L{ax0},{ay0} L{ax1},{ay0}" stroke="black" fill="none"/>"#
+    );
+    for i in 0..=5 {
+        let f = i as f64 / 5.0;
+        let (vx, vy) = (x0 + f * (x1 - x0), y0 + f * (y1 - y0));
+        let (lx, ly) = (
+            if log_x { 10f64.powf(vx) } else { vx },
+            if log_y { 10f64.powf(vy) } else { vy },
+        );
+        let (gx, gy) = (ax0 + f * (ax1 - ax0), ay0 - f * (ay0 - ay1));
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{gx}" y1="{ay0}" x2="{gx}" y2="{ay1}" stroke="#ddd"/><text x="{gx}" y="{}" text-anchor="middle">{}</text>"##,
+            ay0 + 16.0,
+            label(lx)
+        );
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{ax0}" y1="{gy}" x2="{ax1}" y2="{gy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            ax0 - 6.0,
+            gy + 4.0,
+            label(ly)
+        );
+    }
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="{}" text-anchor="middle">{x_label}</text>"#,
+        (ax0 + ax1) / 2.0,
+        height - 18.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="20" y="{}" text-anchor="middle" transform="rotate(-90 20 {})">{y_label}</text>"#,
+        (ay0 + ay1) / 2.0,
+        (ay0 + ay1) / 2.0
+    );
+    for (i, s) in series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.2},{:.2}", px(x), py(y)))
+            .collect();
+        let _ = writeln!(
+            svg,
+            r#"<polyline points="{}" stroke="{colour}" stroke-width="2" fill="none"/>"#,
+            path.join(" ")
+        );
+        for &(x, y) in &s.points {
+            let _ = writeln!(
+                svg,
+                r#"<circle cx="{:.2}" cy="{:.2}" r="3" fill="{colour}"/>"#,
+                px(x),
+                py(y)
+            );
+        }
+        let ly = top + 20.0 + 22.0 * i as f64;
+        let _ = writeln!(
+            svg,
+            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{colour}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            ax1 + 12.0,
+            ax1 + 36.0,
+            ax1 + 42.0,
+            ly + 4.0,
+            s.name
+        );
+    }
+    svg.push_str("</svg>\n");
+    let dir = plot_dir();
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(file);
+    std::fs::write(&path, svg)?;
+    Ok(path)
+}
+
+fn label(v: f64) -> String {
+    if v != 0.0 && (v.abs() < 0.01 || v.abs() >= 1e4) {
+        format!("{v:.0e}")
+    } else {
+        format!("{}", (v * 1000.0).round() / 1000.0)
+    }
+}
