@@ -82,6 +82,17 @@ pub enum Error {
         /// Why the combination is not allowed.
         reason: &'static str,
     },
+    /// A stateful mechanism (e.g. a sparse-vector instance) has stopped answering: it
+    /// reached its cutoff of "above" answers. Answering more would not be private.
+    #[error(
+        "{mechanism} has halted after {cutoff} above-threshold answer(s); start a new instance with fresh budget"
+    )]
+    Halted {
+        /// Which mechanism halted.
+        mechanism: &'static str,
+        /// Its cutoff `c` (the number of "above" answers it gives before halting).
+        cutoff: usize,
+    },
     /// The operating system could not provide entropy to seed the default RNG.
     #[error("the operating system's entropy source failed: {0}")]
     Entropy(String),

@@ -14,7 +14,7 @@
 //! Dependencies point down; nothing depends on `mechanisms`.
 //!
 //! ```text
-//!  mechanisms   Laplace, Geometric, one-call laplace()/geometric()
+//!  mechanisms   Laplace, Geometric, one-call laplace()/geometric(), sparse vector (svt)
 //!  sampling     exact noise from integer arithmetic (no privacy claims)
 //!  privacy      Epsilon, Delta, Rho, PrivacyLoss, outward rounding
 //!  rng · error  DefaultRng (OS-keyed ChaCha20), one crate-wide Error
@@ -37,7 +37,10 @@ pub mod statistics;
 
 pub use composition::Accountant;
 pub use error::Error;
-pub use mechanisms::{Geometric, Laplace, geometric, laplace};
+pub use mechanisms::{
+    AboveThreshold, Answer, Geometric, Laplace, Monotonicity, NumericSparse, Sparse, StandardSvt, geometric,
+    laplace,
+};
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};
 

@@ -6,16 +6,22 @@
 //! |---|---|---|---|
 //! | [`Laplace`] | `f64` (or slice) → `f64` on a `2ᵏ` grid | pure ε-DP | L1 |
 //! | [`Geometric`] | `i64` (or slice) → `i64` | pure ε-DP | L1 |
+//! | [`AboveThreshold`] | stream of `f64` → ⊥…⊥⊤, halts | pure ε-DP | per-query Δ (L∞) |
+//! | [`Sparse`] | stream → ⊥/⊤, halts after c ⊤ | pure ε-DP or (ε, δ)-DP | per-query Δ (L∞) |
+//! | [`NumericSparse`] | stream → ⊥/noisy value, halts after c | pure ε-DP or (ε, δ)-DP | per-query Δ (L∞) |
+//! | [`StandardSvt`] | stream → ⊥/⊤ (or value), per-query Tᵢ, halts after c | pure (ε₁+ε₂+ε₃)-DP | per-query Δ (L∞) |
 //!
 //! The neighbouring relation (add/remove one record, or substitute one record) is the
 //! one under which the caller computed the sensitivity; the guarantee holds for it.
 
 mod geometric;
 mod laplace;
+pub mod svt;
 
 pub use geometric::Geometric;
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
+pub use svt::{AboveThreshold, Answer, Monotonicity, NumericSparse, Sparse, StandardSvt};
 
 use crate::Error;
 use crate::rng::with_thread_rng;

@@ -1,0 +1,167 @@
+//! AboveThreshold: halt at the first query whose noisy value reaches the noisy threshold.
+
+use super::core_state::Stream;
+use super::{Answer, Comparator, check_threshold};
+use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
+use crate::{CryptoRng, Error};
+
+/// AboveThreshold (seed 001, Algorithm 5; Dwork & Roth 2014, Algorithm 1): the
+/// threshold is perturbed once, `T̂ = T + Lap(2Δ/ε)`, each query gets fresh noise
+/// `νᵢ = Lap(4Δ/ε)`, the answer is ⊤ when `fᵢ(D) + νᵢ ≥ T̂` and ⊥ otherwise, and the
+/// mechanism **halts** at the first ⊤: every further query returns
+/// [`Error::Halted`].
+///
+/// * **Guarantee:** pure ε-DP for the whole run, however many ⊥ answers it gives
+///   (the seed's Theorem 5.1.1 says "(ε, δ)"; it is pure — seeds errata 3).
+/// * **Neighbouring relation / sensitivity:** every query has sensitivity at most Δ
+///   (`|fᵢ(D) − fᵢ(D′)| ≤ Δ`) under the caller's neighbouring relation (add/remove or
+///   substitute one record); queries may be chosen adaptively.
+/// * **Exactness:** values and threshold on a public `2ᵏ` grid, integer discrete
+///   Laplace noise at unit scales `⌈2(Δ/g + 1)/ε⌉` and `⌈4(Δ/g + 1)/ε⌉`, comparisons
+///   in `i128` (see [the module](super)).
+/// * **Accuracy:** [`above_threshold_alpha`](super::above_threshold_alpha)
+///   (Theorem 5.1.4).
+/// * Not `Clone` (a copy would answer again from the same noisy threshold); its
+///   `Debug` output hides the noisy threshold. Continuing after the first ⊤, or
+///   dropping the query noise, is not private and is not possible here.
+///
+/// ```
+/// use dpmech::{AboveThreshold, Answer, Error};
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let mut rng = ChaCha20Rng::seed_from_u64(7);
+/// let mut svt = AboveThreshold::new(100.0, 1.0, 1.0)?; // T = 100, Δ = 1, ε = 1
+/// let answers = svt.run(&[3.0, 10.0, 250.0, 4.0], &mut rng)?;
+/// assert_eq!(answers.last(), Some(&Answer::Above)); // stops at the first ⊤
+/// assert!(matches!(svt.query(0.0, &mut rng), Err(Error::Halted { .. })));
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct AboveThreshold {
+    threshold: f64,
+    sensitivity: f64,
+    epsilon: f64,
+    stream: Stream,
+}
+
+impl AboveThreshold {
+    /// AboveThreshold for public threshold `threshold`, per-query sensitivity
+    /// `sensitivity` and privacy level `epsilon`.
+    ///
+    /// Errors: [`Error::InvalidParameter`] (non-finite threshold),
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`],
+    /// [`Error::ScaleOutOfRange`].
+    pub fn new(threshold: f64, sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
+        let threshold = check_threshold(threshold)?;
+        let sensitivity = check_sensitivity(sensitivity)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let comparator = Comparator::new(
+            sensitivity,
+            round::div_up(2.0, epsilon),
+            round::div_up(4.0, epsilon),
+        )?;
+        Ok(Self {
+            threshold,
+            sensitivity,
+            epsilon,
+            stream: Stream::new(comparator, "AboveThreshold", 1, false),
+        })
+    }
+
+    /// Answers one query value `fᵢ(D)`: [`Answer::Above`] (and halts) or
+    /// [`Answer::Below`]. Errors, before any randomness and without changing the state:
+    /// [`Error::Halted`] after the first ⊤, [`Error::NonFiniteValue`] for NaN/±∞.
+    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.check(value, self.threshold)?;
+        Ok(if self.stream.compare(value, self.threshold, rng) {
+            Answer::Above
+        } else {
+            Answer::Below
+        })
+    }
+
+    /// Runs a slice of query values and returns the answers up to and including the
+    /// first ⊤; later values are not used. The whole slice is validated before any
+    /// randomness is drawn. Errors as [`query`](Self::query).
+    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+        validate_all(&self.stream, values, self.threshold)?;
+        let mut answers = Vec::new();
+        for &value in values {
+            if self.stream.is_halted() {
+                break;
+            }
+            answers.push(self.query(value, rng)?);
+        }
+        Ok(answers)
+    }
+
+    /// [`run`](Self::run) over any iterator of values (collected first, so a
+    /// non-finite value anywhere is rejected before any randomness is drawn).
+    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
+    where
+        I: IntoIterator<Item = f64>,
+        R: CryptoRng + ?Sized,
+    {
+        let values: Vec<f64> = values.into_iter().collect();
+        self.run(&values, rng)
+    }
+
+    /// `true` once the first ⊤ has been given.
+    pub fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    /// Number of queries answered so far.
+    pub fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+
+    /// The scale of the threshold noise, `τ_T·g ≥ 2Δ/ε`.
+    pub fn threshold_scale(&self) -> f64 {
+        self.stream.comparator.threshold_scale()
+    }
+
+    /// The scale of each query's noise, `τ_ν·g ≥ 4Δ/ε`.
+    pub fn query_scale(&self) -> f64 {
+        self.stream.comparator.query_scale()
+    }
+
+    /// The grid `g = 2ᵏ` on which values are compared.
+    pub fn granularity(&self) -> f64 {
+        self.stream.comparator.granularity()
+    }
+
+    /// The public threshold T.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// The per-query sensitivity Δ.
+    pub fn sensitivity(&self) -> f64 {
+        self.sensitivity
+    }
+
+    /// `PrivacyLoss::Pure { epsilon }` for the whole run.
+    pub fn privacy_loss(&self) -> PrivacyLoss {
+        PrivacyLoss::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+}
+
+/// Validates a whole batch before any randomness: not halted, every value finite.
+pub(super) fn validate_all(stream: &Stream, values: &[f64], threshold: f64) -> Result<(), Error> {
+    if stream.is_halted() {
+        return Err(stream.halted_error());
+    }
+    check_threshold(threshold)?;
+    for (offset, &value) in values.iter().enumerate() {
+        if !value.is_finite() {
+            return Err(Error::NonFiniteValue {
+                index: stream.answered() + offset,
+                value,
+            });
+        }
+    }
+    Ok(())
+}

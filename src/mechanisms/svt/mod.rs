@@ -1,0 +1,396 @@
+//! The sparse vector technique (SVT): answer a stream of queries with "above" or
+//! "below" a threshold, paying privacy only for the (few) "above" answers.
+//!
+//! | type | releases | halts after | guarantee |
+//! |---|---|---|---|
+//! | [`AboveThreshold`] | ⊥…⊥⊤ | the first ⊤ | pure ε-DP |
+//! | [`Sparse`] | ⊥/⊤ | `c` ⊤ (threshold re-drawn after each) | pure ε-DP (δ = 0) or (ε, δ)-DP |
+//! | [`NumericSparse`] | ⊥ / noisy value | `c` values | pure ε-DP (δ = 0) or (ε, δ)-DP |
+//! | [`StandardSvt`] | ⊥/⊤ or noisy value, per-query thresholds | `c` ⊤ | pure (ε₁ + ε₂ + ε₃)-DP |
+//!
+//! Algorithms 5–8 of the seed document 001 (after Dwork & Roth 2014, §3.6, and Lyu,
+//! Su & Li 2017, Alg. 7). Every type is **stateful and not `Clone`**: a copy would
+//! answer further queries from the same noisy threshold and spend the budget twice.
+//! Its `Debug` output never shows the noisy threshold.
+//!
+//! **Neighbouring relation and sensitivity.** Every query `fᵢ` must have sensitivity
+//! at most `Δ` (the absolute change `|fᵢ(D) − fᵢ(D′)|`, an L∞ bound per query) under
+//! the neighbouring relation the caller uses (add/remove or substitute one record);
+//! the guarantee holds for that relation, for the whole run, whatever the number of
+//! "below" answers.
+//!
+//! **Exact comparisons.** A power-of-two grid `g = 2ᵏ` is chosen from the public
+//! parameters only (`Δ`, ε, c), with `g ≤ Δ·2⁻⁴⁰`. Thresholds and query values are
+//! clamped and rounded to integers on that grid, integer discrete Laplace noise
+//! (exact, [`crate::sampling::DiscreteLaplace`]) is added, and the noisy values are
+//! compared as `i128` — no float ever decides an answer. Rounding can change a query by
+//! one more unit, so the sensitivity in units is `Δ/g + 1` and every noise scale is
+//! calibrated to it (rounded up): the guarantee is exactly the one stated, at the cost
+//! of a relative `2⁻⁴⁰` of extra noise. Per-query thresholds are public, so their
+//! rounding is the same on neighbouring inputs and costs nothing.
+//!
+//! **What is not private, and never offered.** An SVT that keeps answering after its
+//! cutoff (non-halting), one whose queries carry no noise, one that releases the noisy
+//! value `fᵢ + νᵢ` used in the comparison, and one that reuses a threshold for more
+//! "above" answers than its noise was calibrated for are **not** differentially private
+//! for any useful ε (Lyu, Su & Li 2017, Figure 5.3 of the seed: algorithms A.3–A.6).
+//! The numeric variants here release a value with **fresh, independent** noise. The
+//! tests of this crate run the broken variants as negative controls.
+//!
+//! **Timing.** The samplers' running time depends on the noise (see
+//! [`crate::sampling`]); the number of noise draws per query is data-independent.
+//!
+//! **Accuracy.** [`above_threshold_alpha`], [`sparse_alpha`] and
+//! [`numeric_sparse_alpha`] give the α of the (α, β)-accuracy theorems 5.1.4, 5.1.6
+//! and 5.1.9 of the seed (for sensitivity Δ, the α scales with Δ). The grid adds at
+//! most `g ≤ Δ·2⁻⁴⁰` of rounding to the stated α.
+
+mod above_threshold;
+mod core_state;
+mod numeric_sparse;
+mod sparse;
+mod standard;
+
+pub use above_threshold::AboveThreshold;
+pub use numeric_sparse::NumericSparse;
+pub use sparse::Sparse;
+pub use standard::{Monotonicity, StandardSvt};
+
+use super::laplace::{MAX_SCALE, MIN_SCALE};
+use crate::privacy::{check_delta, check_epsilon, round};
+use crate::sampling::grid::{Grid, floor_log2};
+use crate::sampling::{BitSource, DiscreteLaplace, Rational};
+use crate::{CryptoRng, Error};
+
+/// One answer of a sparse-vector mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Answer {
+    /// ⊥: the noisy query value stayed below the noisy threshold.
+    Below,
+    /// ⊤: the noisy query value reached the noisy threshold (no value released).
+    Above,
+    /// ⊤ with a numeric answer `fᵢ(D) + fresh noise` (an exact multiple of the
+    /// numeric release's grid): produced by [`NumericSparse`] and by a
+    /// [`StandardSvt`] with ε₃.
+    Value(f64),
+}
+
+impl Answer {
+    /// `true` for [`Answer::Above`] and [`Answer::Value`].
+    pub fn is_above(&self) -> bool {
+        !matches!(self, Self::Below)
+    }
+
+    /// The released value of [`Answer::Value`], if any.
+    pub fn value(&self) -> Option<f64> {
+        match *self {
+            Self::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Bits of relative resolution of the grid (as in [`crate::Laplace`]).
+const RESOLUTION_BITS: i32 = 40;
+/// Integer noise scales stay below `2⁶¹` grid units.
+const MAX_UNITS_BITS: i32 = 60;
+
+/// The exact comparison machinery shared by the sparse-vector types: the grid, the
+/// threshold noise and the query noise, both in integer units of the grid.
+#[derive(Clone, Copy)]
+pub(super) struct Comparator {
+    grid: Grid,
+    threshold_noise: DiscreteLaplace,
+    query_noise: DiscreteLaplace,
+}
+
+impl Comparator {
+    /// Threshold noise of scale `Δ·threshold_factor` and query noise of scale
+    /// `Δ·query_factor` (factors already rounded up), calibrated in grid units to the
+    /// rounded sensitivity `Δ/g + 1`.
+    pub(super) fn new(sensitivity: f64, threshold_factor: f64, query_factor: f64) -> Result<Self, Error> {
+        let threshold_scale = round::mul_up(sensitivity, threshold_factor);
+        let query_scale = round::mul_up(sensitivity, query_factor);
+        let (low, high) = (threshold_scale.min(query_scale), threshold_scale.max(query_scale));
+        for scale in [low, high] {
+            if !(MIN_SCALE..=MAX_SCALE).contains(&scale) {
+                return Err(Error::ScaleOutOfRange {
+                    scale,
+                    min: MIN_SCALE,
+                    max: MAX_SCALE,
+                });
+            }
+        }
+        let fine = floor_log2(sensitivity.min(low)) - RESOLUTION_BITS;
+        let cap = floor_log2(high) - MAX_UNITS_BITS;
+        let grid = Grid::new(fine.max(cap));
+        // Sensitivity in units: Δ/g (exact or rounded up) plus one unit of rounding.
+        let units_sensitivity = round::add_up(round::div_up(sensitivity, grid.granularity()), 1.0);
+        let units = |factor: f64| -> Result<DiscreteLaplace, Error> {
+            let tau = round::mul_up(units_sensitivity, factor).ceil();
+            Ok(DiscreteLaplace::new(Rational::from_f64_up(tau)?))
+        };
+        Ok(Self {
+            grid,
+            threshold_noise: units(threshold_factor)?,
+            query_noise: units(query_factor)?,
+        })
+    }
+
+    pub(super) fn granularity(&self) -> f64 {
+        self.grid.granularity()
+    }
+
+    pub(super) fn threshold_scale(&self) -> f64 {
+        self.threshold_noise.scale().to_f64() * self.grid.granularity()
+    }
+
+    pub(super) fn query_scale(&self) -> f64 {
+        self.query_noise.scale().to_f64() * self.grid.granularity()
+    }
+
+    /// A fresh threshold noise `σ` in units.
+    pub(super) fn draw_threshold_noise<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
+        self.threshold_noise.sample_bits(bits)
+    }
+
+    /// `round(value) + ν ≥ round(threshold) + σ`, exactly, in grid units.
+    pub(super) fn is_above<R: CryptoRng + ?Sized>(
+        &self,
+        value: f64,
+        threshold: f64,
+        threshold_noise: i128,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        let noisy_value = self
+            .grid
+            .to_units(value)
+            .saturating_add(self.query_noise.sample_bits(bits));
+        let noisy_threshold = self.grid.to_units(threshold).saturating_add(threshold_noise);
+        noisy_value >= noisy_threshold
+    }
+}
+
+/// Validates a public threshold: finite.
+pub(super) fn check_threshold(threshold: f64) -> Result<f64, Error> {
+    if threshold.is_finite() {
+        Ok(threshold)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "threshold",
+            value: threshold,
+            reason: "the threshold must be finite",
+        })
+    }
+}
+
+/// Validates a cutoff: at least 1 (and small enough to be computed with exactly).
+pub(super) fn check_cutoff(cutoff: usize) -> Result<usize, Error> {
+    if (1..=1usize << 40).contains(&cutoff) {
+        Ok(cutoff)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "cutoff",
+            value: cutoff as f64,
+            reason: "the cutoff c must lie in 1..=2^40",
+        })
+    }
+}
+
+/// `n` as an `f64`, rounded up (exact below `2⁵³`).
+pub(super) fn count_up(n: usize) -> f64 {
+    super::geometric::u64_to_f64_up(n as u64)
+}
+
+/// An upper bound on the ε of the advanced composition (Dwork, Rothblum & Vadhan 2010)
+/// of `c` pure `epsilon_step`-DP mechanisms with slack δ′:
+/// `√(2c ln(1/δ′))·ε₀ + c·ε₀·(e^ε₀ − 1)`.
+pub(super) fn advanced_composition_up(c: usize, epsilon_step: f64, slack: f64) -> f64 {
+    let c = count_up(c);
+    let log_term = round::ln_up(round::div_up(1.0, slack));
+    let first = round::mul_up(
+        round::sqrt_up(round::mul_up(round::mul_up(2.0, c), log_term)),
+        epsilon_step,
+    );
+    let expm1 = round::sub_up(round::exp_up(epsilon_step), 1.0).max(0.0);
+    let second = round::mul_up(round::mul_up(c, epsilon_step), expm1);
+    round::add_up(first, second)
+}
+
+/// The per-round ε′ `= ε/√(8c ln(1/δ))` of the δ > 0 calibration (rounded down, so
+/// the noise `2Δ/ε′` is rounded up), after checking that `c` rounds of ε′ compose to
+/// at most ε with slack δ.
+pub(super) fn approximate_round_epsilon(epsilon: f64, delta: f64, cutoff: usize) -> Result<f64, Error> {
+    let log_term = round::ln_down(round::div_down(1.0, delta));
+    let denominator = round::sqrt_up(round::mul_up(
+        round::mul_up(8.0, count_up(cutoff)),
+        round::ln_up(1.0 / delta),
+    ));
+    let step = round::div_down(epsilon, denominator);
+    if step <= 0.0 || log_term <= 0.0 || advanced_composition_up(cutoff, step, delta) > epsilon {
+        return Err(Error::InvalidParameter {
+            name: "epsilon",
+            value: epsilon,
+            reason: "with delta > 0, advanced composition of c rounds at epsilon/sqrt(8c ln(1/delta)) exceeds epsilon; use delta = 0 (pure) for this epsilon",
+        });
+    }
+    Ok(step)
+}
+
+fn check_beta(beta: f64) -> Result<f64, Error> {
+    if beta > 0.0 && beta < 1.0 {
+        Ok(beta)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "beta",
+            value: beta,
+            reason: "the failure probability beta must lie in (0, 1)",
+        })
+    }
+}
+
+fn check_queries(queries: usize) -> Result<f64, Error> {
+    if queries >= 1 {
+        Ok(count_up(queries))
+    } else {
+        Err(Error::InvalidParameter {
+            name: "queries",
+            value: 0.0,
+            reason: "the number of queries k must be at least 1",
+        })
+    }
+}
+
+/// `ln k + ln(m/β)`, rounded up.
+fn log_terms(queries: f64, multiplier: f64, beta: f64) -> f64 {
+    round::add_up(
+        round::ln_up(queries),
+        round::ln_up(round::div_up(multiplier, beta)),
+    )
+}
+
+/// Theorem 5.1.4 of the seed: on `k` queries of sensitivity Δ, of which only the last
+/// comes within α of the threshold (`fᵢ(D) < T − α` for `i < k`), [`AboveThreshold`]
+/// at ε is (α, β)-accurate — with probability at least `1 − β` it does not halt before
+/// `f_k`, every ⊤ has `fᵢ(D) ≥ T − α` and every ⊥ has `fᵢ(D) ≤ T + α` — for
+/// `α = 8Δ(ln k + ln(2/β))/ε` (rounded up).
+///
+/// ```
+/// let alpha = dpmech::mechanisms::svt::above_threshold_alpha(1.0, 1.0, 100, 0.05)?;
+/// assert!((alpha - 8.0 * (100f64.ln() + 40f64.ln())).abs() < 1e-9);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn above_threshold_alpha(
+    sensitivity: f64,
+    epsilon: f64,
+    queries: usize,
+    beta: f64,
+) -> Result<f64, Error> {
+    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
+    let epsilon = check_epsilon(epsilon)?;
+    let k = check_queries(queries)?;
+    let beta = check_beta(beta)?;
+    Ok(round::div_up(
+        round::mul_up(round::mul_up(8.0, sensitivity), log_terms(k, 2.0, beta)),
+        epsilon,
+    ))
+}
+
+/// Theorem 5.1.6 of the seed: on `k` queries of sensitivity Δ with at least `c` of
+/// them within α of the threshold, [`Sparse`] with cutoff `c` is (α, β)-accurate for
+/// `α = 8cΔ(ln k + ln(2c/β))/ε` when `delta` is `None` (pure), and
+/// `α = Δ(ln k + ln(2c/β))·√(512c ln(1/δ))/ε` for `Some(δ)`. Rounded up.
+pub fn sparse_alpha(
+    sensitivity: f64,
+    epsilon: f64,
+    delta: Option<f64>,
+    cutoff: usize,
+    queries: usize,
+    beta: f64,
+) -> Result<f64, Error> {
+    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
+    let epsilon = check_epsilon(epsilon)?;
+    let c = count_up(check_cutoff(cutoff)?);
+    let k = check_queries(queries)?;
+    let beta = check_beta(beta)?;
+    let logs = log_terms(k, round::mul_up(2.0, c), beta);
+    let factor = match delta {
+        None => round::mul_up(8.0, c),
+        Some(delta) => {
+            let delta = check_delta(delta)?;
+            round::sqrt_up(round::mul_up(round::mul_up(512.0, c), round::ln_up(1.0 / delta)))
+        }
+    };
+    Ok(round::div_up(
+        round::mul_up(round::mul_up(factor, sensitivity), logs),
+        epsilon,
+    ))
+}
+
+/// Theorem 5.1.9 of the seed: on `k` queries of sensitivity Δ with at least `c` of
+/// them within α of the threshold, [`NumericSparse`] with cutoff `c` is
+/// (α, β)-accurate — every released value is within α of `fᵢ(D)`, every ⊥ has
+/// `fᵢ(D) ≤ T + α` — for `α = 9cΔ(ln k + ln(4c/β))/ε` when `delta` is `None`, and
+/// `α = Δ(ln k + ln(4c/β))(√512 + 1)√(c ln(2/δ))/ε` for `Some(δ)`. Rounded up.
+pub fn numeric_sparse_alpha(
+    sensitivity: f64,
+    epsilon: f64,
+    delta: Option<f64>,
+    cutoff: usize,
+    queries: usize,
+    beta: f64,
+) -> Result<f64, Error> {
+    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
+    let epsilon = check_epsilon(epsilon)?;
+    let c = count_up(check_cutoff(cutoff)?);
+    let k = check_queries(queries)?;
+    let beta = check_beta(beta)?;
+    let logs = log_terms(k, round::mul_up(4.0, c), beta);
+    let factor = match delta {
+        None => round::mul_up(9.0, c),
+        Some(delta) => {
+            let delta = check_delta(delta)?;
+            let root = round::sqrt_up(round::mul_up(c, round::ln_up(round::div_up(2.0, delta))));
+            round::mul_up(round::add_up(round::sqrt_up(512.0), 1.0), root)
+        }
+    };
+    Ok(round::div_up(
+        round::mul_up(round::mul_up(factor, sensitivity), logs),
+        epsilon,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparator_units_cover_the_rounding() {
+        let c = Comparator::new(1.0, 2.0, 4.0).unwrap();
+        let g = c.granularity();
+        assert!(g <= 2f64.powi(-40));
+        assert!(c.threshold_scale() >= 2.0 && c.threshold_scale() <= 2.0 * (1.0 + 1e-9));
+        assert!(c.query_scale() >= 4.0 && c.query_scale() <= 4.0 * (1.0 + 1e-9));
+    }
+
+    #[test]
+    fn advanced_composition_matches_the_formula() {
+        let e = advanced_composition_up(10, 0.01, 1e-6);
+        let exact = (20.0 * 1e6f64.ln()).sqrt() * 0.01 + 10.0 * 0.01 * (0.01f64.exp() - 1.0);
+        assert!(e >= exact && e <= exact * (1.0 + 1e-12));
+    }
+
+    #[test]
+    fn accuracy_formulas() {
+        let a = sparse_alpha(1.0, 1.0, None, 10, 100, 0.05).unwrap();
+        assert!((a - 80.0 * (100f64.ln() + 400f64.ln())).abs() < 1e-9);
+        let n = numeric_sparse_alpha(1.0, 1.0, None, 10, 100, 0.05).unwrap();
+        assert!((n - 90.0 * (100f64.ln() + 800f64.ln())).abs() < 1e-9);
+        let s = sparse_alpha(2.0, 1.0, Some(1e-6), 4, 10, 0.1).unwrap();
+        let exact = 2.0 * (10f64.ln() + 80f64.ln()) * (2048.0 * 1e6f64.ln()).sqrt();
+        assert!(s >= exact && s <= exact * (1.0 + 1e-12));
+        assert!(above_threshold_alpha(1.0, 1.0, 0, 0.1).is_err());
+        assert!(sparse_alpha(1.0, 1.0, None, 0, 10, 0.1).is_err());
+        assert!(numeric_sparse_alpha(1.0, 1.0, None, 1, 10, 1.0).is_err());
+    }
+}

@@ -1,0 +1,216 @@
+//! NumericSparse: Sparse that releases a freshly noised value for each ⊤.
+
+use super::above_threshold::validate_all;
+use super::core_state::Stream;
+use super::{
+    Answer, Comparator, advanced_composition_up, approximate_round_epsilon, check_cutoff, check_threshold,
+    count_up,
+};
+use crate::Laplace;
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
+use crate::{CryptoRng, Error};
+
+/// NumericSparse (seed 001, Algorithm 7; Dwork & Roth 2014, Algorithm 3): Sparse at
+/// budget ε₁ decides which queries are above the threshold; for each ⊤ it releases
+/// `fᵢ(D) + Lap(σ(ε₂))` with **fresh** noise (never the comparison noise νᵢ) and
+/// re-draws the threshold; it halts after `c` values.
+///
+/// Constants, exactly as the seed and Dwork–Roth state them:
+///
+/// * **δ = 0** ([`new`](Self::new)): ε₁ = 8ε/9, ε₂ = 2ε/9, `σ(x) = 2cΔ/x`. The
+///   threshold noise is `Lap(σ(ε₁)) = Lap(9cΔ/(4ε))`, the query noise
+///   `Lap(2σ(ε₁)) = Lap(9cΔ/(2ε))`, the released values carry `Lap(σ(ε₂)) = Lap(9cΔ/ε)`.
+///   Privacy: Sparse at ε₁ = 8ε/9 plus `c` Laplace releases of ε/(9c) each (total
+///   ε/9) — pure ε-DP in all (the seed's proof of Theorem 5.1.7 charges ε/9 for the
+///   Laplace part; the 2ε/9 of the split is the parameter of `σ`, not the cost).
+/// * **δ > 0** ([`approximate`](Self::approximate)): ε₁ = ε√512/(√512 + 1),
+///   ε₂ = 2ε/(√512 + 1), `σ(x) = √(32c ln(2/δ))Δ/x`. Privacy: Sparse at (ε₁, δ/2)
+///   composed with the `c` releases, (≤ ε − ε₁, δ/2) by advanced composition — both
+///   bounds are computed and checked by the constructor, which rejects ε too large
+///   for them. (ε, δ)-DP in all.
+///
+/// * **Neighbouring relation / sensitivity:** each query has sensitivity ≤ Δ under
+///   the caller's neighbouring relation (add/remove or substitute).
+/// * **Exactness:** comparisons on the grid as for [`Sparse`](super::Sparse); the
+///   released values come from an exact [`Laplace`] and are exact multiples of its
+///   grid ([`value_granularity`](Self::value_granularity)).
+/// * **Accuracy:** [`numeric_sparse_alpha`](super::numeric_sparse_alpha) (Theorem 5.1.9).
+/// * Releasing `fᵢ(D) + νᵢ` (the comparison's own noise) while charging only for the
+///   comparison is **not** private (Lyu, Su & Li 2017; seed Figure 5.3, A.3).
+///
+/// ```
+/// use dpmech::NumericSparse;
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let mut rng = ChaCha20Rng::seed_from_u64(11);
+/// let mut svt = NumericSparse::new(100.0, 1.0, 1, 2.0)?; // T = 100, Δ = 1, c = 1, ε = 2
+/// let answers = svt.run(&[1.0, 5000.0], &mut rng)?;
+/// let value = answers[1].value().expect("far above the threshold");
+/// assert_eq!(value % svt.value_granularity(), 0.0);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NumericSparse {
+    threshold: f64,
+    sensitivity: f64,
+    loss: PrivacyLoss,
+    numeric: Laplace,
+    stream: Stream,
+}
+
+impl NumericSparse {
+    /// Pure ε-DP NumericSparse with cutoff `cutoff` (δ = 0).
+    ///
+    /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
+    /// [`Error::InvalidEpsilon`], [`Error::ScaleOutOfRange`].
+    pub fn new(threshold: f64, sensitivity: f64, cutoff: usize, epsilon: f64) -> Result<Self, Error> {
+        let threshold = check_threshold(threshold)?;
+        let sensitivity = check_sensitivity(sensitivity)?;
+        let cutoff = check_cutoff(cutoff)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let c = count_up(cutoff);
+        let epsilon1 = round::div_down(round::mul_down(8.0, epsilon), 9.0);
+        let sigma = round::div_up(round::mul_up(2.0, c), epsilon1);
+        // σ(ε₂) = 2cΔ/ε₂ = 9cΔ/ε: a Laplace release at ε/(9c) per value.
+        let per_value = round::div_down(epsilon, round::mul_up(9.0, c));
+        let numeric = Laplace::new(sensitivity, per_value)?;
+        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
+        Ok(Self {
+            threshold,
+            sensitivity,
+            loss: PrivacyLoss::Pure { epsilon },
+            numeric,
+            stream: Stream::new(comparator, "NumericSparse", cutoff, true),
+        })
+    }
+
+    /// (ε, δ)-DP NumericSparse with cutoff `cutoff` (δ > 0).
+    ///
+    /// Errors as [`new`](Self::new), plus [`Error::InvalidDelta`], and
+    /// [`Error::InvalidParameter`] when ε is too large for the advanced-composition
+    /// bounds (use [`new`](Self::new)).
+    pub fn approximate(
+        threshold: f64,
+        sensitivity: f64,
+        cutoff: usize,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Self, Error> {
+        let threshold = check_threshold(threshold)?;
+        let sensitivity = check_sensitivity(sensitivity)?;
+        let cutoff = check_cutoff(cutoff)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let delta = check_delta(delta)?;
+        let root512 = round::sqrt_down(512.0);
+        let denominator = round::add_up(round::sqrt_up(512.0), 1.0);
+        let epsilon1 = round::div_down(round::mul_down(epsilon, root512), denominator);
+        let epsilon2 = round::div_down(round::mul_down(2.0, epsilon), denominator);
+        let half_delta = delta / 2.0; // exact
+        let round_epsilon = approximate_round_epsilon(epsilon1, half_delta, cutoff)?;
+        let sigma = round::div_up(2.0, round_epsilon);
+        // σ(ε₂) = √(32c ln(2/δ))Δ/ε₂: a Laplace release at ε₂/√(32c ln(2/δ)) per value.
+        let root = round::sqrt_up(round::mul_up(
+            round::mul_up(32.0, count_up(cutoff)),
+            round::ln_up(round::div_up(2.0, delta)),
+        ));
+        let per_value = round::div_down(epsilon2, root);
+        let remainder = round::sub_down(epsilon, epsilon1);
+        if per_value <= 0.0 || advanced_composition_up(cutoff, per_value, half_delta) > remainder {
+            return Err(Error::InvalidParameter {
+                name: "epsilon",
+                value: epsilon,
+                reason: "with delta > 0, the c numeric releases exceed their share of epsilon under advanced composition; use delta = 0",
+            });
+        }
+        let numeric = Laplace::new(sensitivity, per_value)?;
+        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
+        Ok(Self {
+            threshold,
+            sensitivity,
+            loss: PrivacyLoss::Approximate { epsilon, delta },
+            numeric,
+            stream: Stream::new(comparator, "NumericSparse", cutoff, true),
+        })
+    }
+
+    /// Answers one query value: [`Answer::Value`] (with fresh Laplace noise) or
+    /// [`Answer::Below`]. Errors, before any randomness and without changing the
+    /// state: [`Error::Halted`] after `c` values, [`Error::NonFiniteValue`].
+    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.check(value, self.threshold)?;
+        if self.stream.compare(value, self.threshold, rng) {
+            Ok(Answer::Value(self.numeric.release(value, rng)?))
+        } else {
+            Ok(Answer::Below)
+        }
+    }
+
+    /// Runs a slice of values, returning the answers up to the halt. The whole slice
+    /// is validated first.
+    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+        validate_all(&self.stream, values, self.threshold)?;
+        let mut answers = Vec::new();
+        for &value in values {
+            if self.stream.is_halted() {
+                break;
+            }
+            answers.push(self.query(value, rng)?);
+        }
+        Ok(answers)
+    }
+
+    /// [`run`](Self::run) over any iterator (collected and validated first).
+    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
+    where
+        I: IntoIterator<Item = f64>,
+        R: CryptoRng + ?Sized,
+    {
+        let values: Vec<f64> = values.into_iter().collect();
+        self.run(&values, rng)
+    }
+
+    /// `true` once `c` values have been released.
+    pub fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    /// Number of queries answered so far.
+    pub fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+
+    /// Number of values released so far.
+    pub fn positives(&self) -> usize {
+        self.stream.positives()
+    }
+
+    /// The scale of the threshold noise.
+    pub fn threshold_scale(&self) -> f64 {
+        self.stream.comparator.threshold_scale()
+    }
+
+    /// The scale of each comparison's query noise.
+    pub fn query_scale(&self) -> f64 {
+        self.stream.comparator.query_scale()
+    }
+
+    /// The scale of the fresh noise on released values (`9cΔ/ε` for δ = 0).
+    pub fn value_scale(&self) -> f64 {
+        self.numeric.scale()
+    }
+
+    /// The grid of the released values.
+    pub fn value_granularity(&self) -> f64 {
+        self.numeric.granularity()
+    }
+
+    /// The per-query sensitivity Δ.
+    pub fn sensitivity(&self) -> f64 {
+        self.sensitivity
+    }
+
+    /// Pure ε (δ = 0) or (ε, δ) for the whole run.
+    pub fn privacy_loss(&self) -> PrivacyLoss {
+        self.loss
+    }
+}

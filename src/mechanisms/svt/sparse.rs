@@ -1,0 +1,192 @@
+//! Sparse: AboveThreshold restarted with a fresh threshold after each ⊤, up to c times.
+
+use super::above_threshold::validate_all;
+use super::core_state::Stream;
+use super::{Answer, Comparator, approximate_round_epsilon, check_cutoff, check_threshold, count_up};
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
+use crate::{CryptoRng, Error};
+
+/// Sparse (seed 001, Algorithm 6; Dwork & Roth 2014, Algorithm 2): answers ⊥/⊤ and
+/// halts after `c` ⊤ answers. With `σ = 2cΔ/ε` (δ = 0) or
+/// `σ = √(32c ln(1/δ))·Δ/ε` (δ > 0), the threshold is `T̂ = T + Lap(σ)`, **re-drawn
+/// after every ⊤**, and each query gets fresh noise `νᵢ = Lap(2σ)`.
+///
+/// * **Guarantee:** it is `c` successive runs of [`AboveThreshold`](super::AboveThreshold)
+///   at ε′ = ε/c (δ = 0: pure ε-DP by basic composition) or at
+///   ε′ = ε/√(8c ln(1/δ)) (δ > 0: (ε, δ)-DP by advanced composition, which needs
+///   `√(2c ln(1/δ))ε′ + cε′(e^ε′ − 1) ≤ ε`; [`approximate`](Self::approximate) checks
+///   this and rejects ε where it fails).
+/// * **Neighbouring relation / sensitivity:** each query has sensitivity ≤ Δ under
+///   the caller's neighbouring relation (add/remove or substitute).
+/// * **Exactness:** as [`AboveThreshold`](super::AboveThreshold): grid units, unit
+///   sensitivity `Δ/g + 1`, discrete Laplace noise, `i128` comparisons.
+/// * **Accuracy:** [`sparse_alpha`](super::sparse_alpha) (Theorem 5.1.6).
+/// * Not `Clone`. Answering after `c` ⊤, or keeping the threshold across ⊤ answers
+///   with this calibration, would not be private and is not possible.
+///
+/// ```
+/// use dpmech::{Answer, Sparse};
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let mut rng = ChaCha20Rng::seed_from_u64(3);
+/// let mut svt = Sparse::new(50.0, 1.0, 2, 1.0)?; // T = 50, Δ = 1, c = 2, ε = 1
+/// let answers = svt.run(&[0.0, 900.0, 1.0, 1000.0, 2.0], &mut rng)?;
+/// assert_eq!(answers.iter().filter(|a| a.is_above()).count(), 2);
+/// assert!(svt.is_halted());
+/// # let _ = Answer::Below;
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Sparse {
+    threshold: f64,
+    sensitivity: f64,
+    loss: PrivacyLoss,
+    stream: Stream,
+}
+
+impl Sparse {
+    /// Pure ε-DP Sparse with cutoff `cutoff` (δ = 0, `σ = 2cΔ/ε`).
+    ///
+    /// Errors: [`Error::InvalidParameter`] (non-finite threshold, cutoff 0),
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`],
+    /// [`Error::ScaleOutOfRange`].
+    pub fn new(threshold: f64, sensitivity: f64, cutoff: usize, epsilon: f64) -> Result<Self, Error> {
+        let threshold = check_threshold(threshold)?;
+        let sensitivity = check_sensitivity(sensitivity)?;
+        let cutoff = check_cutoff(cutoff)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let sigma = round::div_up(round::mul_up(2.0, count_up(cutoff)), epsilon);
+        Self::build(
+            threshold,
+            sensitivity,
+            cutoff,
+            sigma,
+            PrivacyLoss::Pure { epsilon },
+        )
+    }
+
+    /// (ε, δ)-DP Sparse with cutoff `cutoff` (`σ = √(32c ln(1/δ))·Δ/ε`).
+    ///
+    /// Errors as [`new`](Self::new), plus [`Error::InvalidDelta`] and
+    /// [`Error::InvalidParameter`] when ε is so large that the advanced-composition
+    /// bound exceeds ε (use [`new`](Self::new) there).
+    pub fn approximate(
+        threshold: f64,
+        sensitivity: f64,
+        cutoff: usize,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Self, Error> {
+        let threshold = check_threshold(threshold)?;
+        let sensitivity = check_sensitivity(sensitivity)?;
+        let cutoff = check_cutoff(cutoff)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let delta = check_delta(delta)?;
+        let round_epsilon = approximate_round_epsilon(epsilon, delta, cutoff)?;
+        let sigma = round::div_up(2.0, round_epsilon);
+        Self::build(
+            threshold,
+            sensitivity,
+            cutoff,
+            sigma,
+            PrivacyLoss::Approximate { epsilon, delta },
+        )
+    }
+
+    fn build(
+        threshold: f64,
+        sensitivity: f64,
+        cutoff: usize,
+        sigma: f64,
+        loss: PrivacyLoss,
+    ) -> Result<Self, Error> {
+        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
+        Ok(Self {
+            threshold,
+            sensitivity,
+            loss,
+            stream: Stream::new(comparator, "Sparse", cutoff, true),
+        })
+    }
+
+    /// Answers one query value: [`Answer::Above`] or [`Answer::Below`]. Errors, before
+    /// any randomness and without changing the state: [`Error::Halted`] after `c` ⊤,
+    /// [`Error::NonFiniteValue`] for NaN/±∞.
+    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.check(value, self.threshold)?;
+        Ok(if self.stream.compare(value, self.threshold, rng) {
+            Answer::Above
+        } else {
+            Answer::Below
+        })
+    }
+
+    /// Runs a slice of values, returning the answers up to the halt (the c-th ⊤) or the
+    /// end of the slice. The whole slice is validated first.
+    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+        validate_all(&self.stream, values, self.threshold)?;
+        let mut answers = Vec::new();
+        for &value in values {
+            if self.stream.is_halted() {
+                break;
+            }
+            answers.push(self.query(value, rng)?);
+        }
+        Ok(answers)
+    }
+
+    /// [`run`](Self::run) over any iterator (collected and validated first).
+    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
+    where
+        I: IntoIterator<Item = f64>,
+        R: CryptoRng + ?Sized,
+    {
+        let values: Vec<f64> = values.into_iter().collect();
+        self.run(&values, rng)
+    }
+
+    /// `true` once `c` ⊤ answers have been given.
+    pub fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    /// Number of queries answered so far.
+    pub fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+
+    /// Number of ⊤ answers so far.
+    pub fn positives(&self) -> usize {
+        self.stream.positives()
+    }
+
+    /// The cutoff c.
+    pub fn cutoff(&self) -> usize {
+        self.stream.cutoff()
+    }
+
+    /// The scale of the threshold noise, `τ_T·g ≥ σ`.
+    pub fn threshold_scale(&self) -> f64 {
+        self.stream.comparator.threshold_scale()
+    }
+
+    /// The scale of each query's noise, `τ_ν·g ≥ 2σ`.
+    pub fn query_scale(&self) -> f64 {
+        self.stream.comparator.query_scale()
+    }
+
+    /// The grid `g = 2ᵏ` on which values are compared.
+    pub fn granularity(&self) -> f64 {
+        self.stream.comparator.granularity()
+    }
+
+    /// The per-query sensitivity Δ.
+    pub fn sensitivity(&self) -> f64 {
+        self.sensitivity
+    }
+
+    /// Pure ε (δ = 0) or (ε, δ) for the whole run.
+    pub fn privacy_loss(&self) -> PrivacyLoss {
+        self.loss
+    }
+}
