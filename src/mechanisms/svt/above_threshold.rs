@@ -1,6 +1,6 @@
 //! AboveThreshold: halt at the first query whose noisy value reaches the noisy threshold.
 
-use super::core_state::Stream;
+use super::core_state::{Stream, run_bits};
 use super::{Answer, Comparator, check_threshold};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
@@ -85,14 +85,7 @@ impl AboveThreshold {
     /// randomness is drawn. Errors as [`query`](Self::query).
     pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
         validate_all(&self.stream, values, self.threshold)?;
-        let mut answers = Vec::new();
-        for &value in values {
-            if self.stream.is_halted() {
-                break;
-            }
-            answers.push(self.query(value, rng)?);
-        }
-        Ok(answers)
+        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 
     /// [`run`](Self::run) over any iterator of values (collected first, so a

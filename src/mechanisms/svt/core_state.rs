@@ -77,16 +77,26 @@ impl Stream {
     /// One comparison, after [`check`](Self::check) succeeded. The threshold noise is
     /// drawn at the first query (and after each "above" when re-drawing).
     pub(super) fn compare<R: CryptoRng + ?Sized>(&mut self, value: f64, threshold: f64, rng: &mut R) -> bool {
-        let mut bits = BitSource::new(rng);
+        self.compare_bits(value, threshold, &mut BitSource::new(rng))
+    }
+
+    /// [`compare`](Self::compare) from a shared bit source (batch paths: no random
+    /// bits are discarded between queries).
+    pub(super) fn compare_bits<R: CryptoRng + ?Sized>(
+        &mut self,
+        value: f64,
+        threshold: f64,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
         let sigma = match self.threshold_noise {
             Some(sigma) => sigma,
             None => {
-                let sigma = self.comparator.draw_threshold_noise(&mut bits);
+                let sigma = self.comparator.draw_threshold_noise(bits);
                 self.threshold_noise = Some(sigma);
                 sigma
             }
         };
-        let above = self.comparator.is_above(value, threshold, sigma, &mut bits);
+        let above = self.comparator.is_above(value, threshold, sigma, bits);
         self.answered += 1;
         if above {
             self.positives += 1;
@@ -110,4 +120,26 @@ impl fmt::Debug for Stream {
             .field("noisy_threshold", &"<secret>")
             .finish()
     }
+}
+
+/// Runs a validated batch through `stream` from one bit source, up to the halt.
+pub(super) fn run_bits<R: CryptoRng + ?Sized>(
+    stream: &mut Stream,
+    values: &[f64],
+    threshold: f64,
+    rng: &mut R,
+) -> Vec<super::Answer> {
+    let mut bits = BitSource::new(rng);
+    let mut answers = Vec::with_capacity(values.len());
+    for &value in values {
+        if stream.is_halted() {
+            break;
+        }
+        answers.push(if stream.compare_bits(value, threshold, &mut bits) {
+            super::Answer::Above
+        } else {
+            super::Answer::Below
+        });
+    }
+    answers
 }

@@ -1,7 +1,7 @@
 //! Sparse: AboveThreshold restarted with a fresh threshold after each ⊤, up to c times.
 
 use super::above_threshold::validate_all;
-use super::core_state::Stream;
+use super::core_state::{Stream, run_bits};
 use super::{Answer, Comparator, approximate_round_epsilon, check_cutoff, check_threshold, count_up};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
@@ -125,14 +125,7 @@ impl Sparse {
     /// end of the slice. The whole slice is validated first.
     pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
         validate_all(&self.stream, values, self.threshold)?;
-        let mut answers = Vec::new();
-        for &value in values {
-            if self.stream.is_halted() {
-                break;
-            }
-            answers.push(self.query(value, rng)?);
-        }
-        Ok(answers)
+        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 
     /// [`run`](Self::run) over any iterator (collected and validated first).
