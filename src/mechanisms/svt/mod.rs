@@ -225,7 +225,7 @@ pub(super) fn approximate_round_epsilon(epsilon: f64, delta: f64, cutoff: usize)
     let log_term = round::ln_down(round::div_down(1.0, delta));
     let denominator = round::sqrt_up(round::mul_up(
         round::mul_up(8.0, count_up(cutoff)),
-        round::ln_up(1.0 / delta),
+        round::ln_up(round::div_up(1.0, delta)),
     ));
     let step = round::div_down(epsilon, denominator);
     if step <= 0.0 || log_term <= 0.0 || advanced_composition_up(cutoff, step, delta) > epsilon {
@@ -319,7 +319,10 @@ pub fn sparse_alpha(
         None => round::mul_up(8.0, c),
         Some(delta) => {
             let delta = check_delta(delta)?;
-            round::sqrt_up(round::mul_up(round::mul_up(512.0, c), round::ln_up(1.0 / delta)))
+            round::sqrt_up(round::mul_up(
+                round::mul_up(512.0, c),
+                round::ln_up(round::div_up(1.0, delta)),
+            ))
         }
     };
     Ok(round::div_up(
