@@ -271,6 +271,28 @@ fn standard_svt_privacy_loss_is_at_most_epsilon() {
 }
 
 #[test]
+fn monotone_standard_svt_privacy_loss_is_at_most_epsilon_on_monotone_streams() {
+    // Monotone neighbours: every query moves up by 1 (e.g. counts after adding a record).
+    let epsilon = 2.0;
+    let d = [0.0; 6];
+    let d_prime = [1.0; 6];
+    let loss = audit(
+        "StandardSvt monotone c=2 ε=2",
+        729,
+        &d,
+        &d_prime,
+        45,
+        |stream, rng| {
+            let mut svt =
+                StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::Monotone).unwrap();
+            pattern(&svt.run(stream, rng).unwrap(), 6)
+        },
+    );
+    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
+    assert!(loss > 0.0);
+}
+
+#[test]
 fn the_certified_bound_is_conservative_on_identical_streams() {
     // Same stream on both sides: the true loss is 0, the certified bound must be ≤ 0.
     let loss = audit("AboveThreshold, D = D′", 6, &D5, &D5, 50, |stream, rng| {
@@ -540,6 +562,25 @@ fn pinned_answers_for_a_fixed_seed() {
         first,
         again.run(&stream, &mut r2).unwrap(),
         "deterministic for a seed"
+    );
+    use Answer::{Above, Below, Value};
+    assert_eq!(
+        first,
+        vec![Below, Below, Above, Below, Below, Below, Below, Above]
+    );
+    let mut numeric = NumericSparse::new(0.0, 1.0, 2, 4.0).unwrap();
+    let values = numeric.run(&[-30.0, 50.0, -30.0, 60.0], &mut rng(100)).unwrap();
+    let g = numeric.value_granularity();
+    assert_eq!(g, 2f64.powi(-40));
+    // Exact grid multiples, pinned as integers of units.
+    assert_eq!(
+        values,
+        vec![
+            Below,
+            Value(54_549_587_587_853.0 * g),
+            Below,
+            Value(67_548_646_983_978.0 * g)
+        ]
     );
 }
 
