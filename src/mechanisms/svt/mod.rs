@@ -57,11 +57,10 @@ pub use numeric_sparse::NumericSparse;
 pub use sparse::Sparse;
 pub use standard::{Monotonicity, StandardSvt};
 
-use super::laplace::{MAX_SCALE, MIN_SCALE};
 use crate::privacy::{check_delta, check_epsilon, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
-use crate::{CryptoRng, Error};
+use crate::{CryptoRng, Error, Laplace};
 
 /// One answer of a sparse-vector mechanism.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,11 +113,11 @@ impl Comparator {
         let query_scale = round::mul_up(sensitivity, query_factor);
         let (low, high) = (threshold_scale.min(query_scale), threshold_scale.max(query_scale));
         for scale in [low, high] {
-            if !(MIN_SCALE..=MAX_SCALE).contains(&scale) {
+            if !(Laplace::MIN_SCALE..=Laplace::MAX_SCALE).contains(&scale) {
                 return Err(Error::ScaleOutOfRange {
                     scale,
-                    min: MIN_SCALE,
-                    max: MAX_SCALE,
+                    min: Laplace::MIN_SCALE,
+                    max: Laplace::MAX_SCALE,
                 });
             }
         }
@@ -200,22 +199,14 @@ pub(super) fn check_cutoff(cutoff: usize) -> Result<usize, Error> {
 
 /// `n` as an `f64`, rounded up (exact below `2⁵³`).
 pub(super) fn count_up(n: usize) -> f64 {
-    super::geometric::u64_to_f64_up(n as u64)
+    crate::privacy::round::u64_up(n as u64)
 }
 
 /// An upper bound on the ε of the advanced composition (Dwork, Rothblum & Vadhan 2010)
-/// of `c` pure `epsilon_step`-DP mechanisms with slack δ′:
-/// `√(2c ln(1/δ′))·ε₀ + c·ε₀·(e^ε₀ − 1)`.
+/// of `c` pure `epsilon_step`-DP mechanisms with slack δ′ — from the composition layer
+/// ([`crate::composition::advanced::advanced_epsilon`]); ∞ when it is undefined.
 pub(super) fn advanced_composition_up(c: usize, epsilon_step: f64, slack: f64) -> f64 {
-    let c = count_up(c);
-    let log_term = round::ln_up(round::div_up(1.0, slack));
-    let first = round::mul_up(
-        round::sqrt_up(round::mul_up(round::mul_up(2.0, c), log_term)),
-        epsilon_step,
-    );
-    let expm1 = round::sub_up(round::exp_up(epsilon_step), 1.0).max(0.0);
-    let second = round::mul_up(round::mul_up(c, epsilon_step), expm1);
-    round::add_up(first, second)
+    crate::composition::advanced::advanced_epsilon(c as u64, epsilon_step, slack).unwrap_or(f64::INFINITY)
 }
 
 /// The per-round ε′ `= ε/√(8c ln(1/δ))` of the δ > 0 calibration (rounded down, so
