@@ -104,7 +104,11 @@ fn means_stay_in_bounds_and_handle_empty_selections() {
     let accountant = unlimited();
     let mut rng = ChaCha20Rng::seed_from_u64(3200);
     let heights = [172.0, 181.5, 165.0, 190.0, 158.5, 177.0, 169.0, 400.0];
-    for method in [MeanMethod::NoisySumOverNoisyCount, MeanMethod::Normalised] {
+    for method in [
+        MeanMethod::NoisySumOverNoisyCount,
+        MeanMethod::ClampedSumOverPublicCount,
+        MeanMethod::Normalised,
+    ] {
         for epsilon in [0.01, 0.1, 1.0, 10.0] {
             for data in [&heights[..], &[][..], &heights[..1]] {
                 for _ in 0..200 {
@@ -229,4 +233,121 @@ fn noisy_averages_pass_a_privacy_audit_and_resampling_fails_it() {
         .unwrap();
     println!("Algorithm 2 (resampling):\n{report}");
     assert!(!report.passed(), "{report}");
+}
+
+#[test]
+fn algorithm_3_records_its_relation_and_its_psi_fallback_has_the_seeds_weights() {
+    let accountant = unlimited();
+    let mut rng = ChaCha20Rng::seed_from_u64(3400);
+    let release = mean(
+        &accountant,
+        &[1.0, 2.0],
+        (0.0, 5.0),
+        MeanMethod::ClampedSumOverPublicCount,
+        1.0,
+        &mut rng,
+    )
+    .unwrap();
+    assert_eq!(release.relation, Neighbouring::Substitute);
+    let release = mean(
+        &accountant,
+        &[1.0, 2.0],
+        (0.0, 5.0),
+        MeanMethod::Normalised,
+        1.0,
+        &mut rng,
+    )
+    .unwrap();
+    assert_eq!(release.relation, Neighbouring::AddRemove);
+    // Ψ at ε = 1: each end point with probability e^{-1/2}/2, the interior otherwise.
+    let runs = 100_000u64;
+    let mut cells = [0u64; 3];
+    for _ in 0..runs {
+        let v = mean(
+            &accountant,
+            &[],
+            (0.0, 5.0),
+            MeanMethod::ClampedSumOverPublicCount,
+            1.0,
+            &mut rng,
+        )
+        .unwrap()
+        .value;
+        cells[if v == 0.0 {
+            0
+        } else if v == 5.0 {
+            2
+        } else {
+            1
+        }] += 1;
+    }
+    let end = (-0.5f64).exp() / 2.0;
+    let expected = [end, 1.0 - 2.0 * end, end];
+    let statistic: f64 = cells
+        .iter()
+        .zip(expected)
+        .map(|(&o, p)| (o as f64 - p * runs as f64).powi(2) / (p * runs as f64))
+        .sum();
+    // χ²(2) at α = 10⁻³: −2 ln(10⁻³).
+    let critical = -2.0 * 1e-3f64.ln();
+    println!("Ψ cells {cells:?}, χ² = {statistic:.2} (critical {critical:.2})");
+    assert!(statistic <= critical, "{cells:?}");
+}
+
+#[test]
+fn algorithm_3_is_private_under_substitution_and_not_under_add_remove() {
+    let accountant = unlimited();
+    // Substitution: ten records at −1 vs one of them changed to +1; n = 10 is public.
+    let d = vec![-1.0; 10];
+    let mut d_substituted = d.clone();
+    d_substituted[0] = 1.0;
+    let auditor = Auditor::pure(1.0).unwrap().samples(200_000).seed(34);
+    let alg3 = |data: &[f64], r: &mut ChaCha20Rng| {
+        mean(
+            &accountant,
+            data,
+            (-1.0, 1.0),
+            MeanMethod::ClampedSumOverPublicCount,
+            1.0,
+            r,
+        )
+        .unwrap()
+        .value
+    };
+    let report = auditor
+        .audit_real(|r| alg3(&d, r), |r| alg3(&d_substituted, r))
+        .unwrap();
+    println!("Algorithm 3, substitution:\n{report}");
+    assert!(report.passed() && report.lower_bound <= 1.0, "{report}");
+    // Add/remove: {0.5} vs {0.5, 0.5} at ε = 0.1. The density of (S + L)/C near 0.5 is
+    // twice as high for the larger dataset, a loss of about ln 2 ≫ 0.1.
+    let auditor = Auditor::pure(0.1).unwrap().samples(200_000).seed(35);
+    let small = |r: &mut ChaCha20Rng| {
+        mean(
+            &accountant,
+            &[0.5],
+            (0.0, 1.0),
+            MeanMethod::ClampedSumOverPublicCount,
+            0.1,
+            r,
+        )
+        .unwrap()
+        .value
+    };
+    let large = |r: &mut ChaCha20Rng| {
+        mean(
+            &accountant,
+            &[0.5, 0.5],
+            (0.0, 1.0),
+            MeanMethod::ClampedSumOverPublicCount,
+            0.1,
+            r,
+        )
+        .unwrap()
+        .value
+    };
+    let report = auditor.audit_real(small, large).unwrap();
+    println!("Algorithm 3 under add/remove (not offered):\n{report}");
+    assert!(!report.passed(), "{report}");
+    assert!(report.lower_bound <= 0.1 + std::f64::consts::LN_2, "{report}");
 }

@@ -30,12 +30,14 @@ mod geometric;
 pub mod grid;
 mod uniform;
 
+pub(crate) use bernoulli::bernoulli_exp_neg_bits;
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::saturate_i64;
 pub use geometric::Geometric;
 pub use uniform::uniform_below;
+pub(crate) use uniform::uniform_below_bits;
 
 use crate::Error;
 

@@ -4,6 +4,8 @@
 use crate::composition::Accountant;
 use crate::mechanisms::check_finite;
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
+use crate::sampling::grid::{Grid, floor_log2};
+use crate::sampling::{BitSource, Rational, bernoulli_exp_neg_bits, uniform_below_bits};
 use crate::sensitivity::{Neighbouring, Norm, queries};
 use crate::statistics::accuracy::laplace_half_width;
 use crate::{CryptoRng, Error, Geometric, Laplace};
@@ -16,6 +18,8 @@ pub struct Release<T> {
     pub value: T,
     /// What the release cost (already charged to the accountant).
     pub privacy_loss: PrivacyLoss,
+    /// The neighbouring relation under which `privacy_loss` holds.
+    pub relation: Neighbouring,
     /// For `value = statistic + noise`: the scale `b` of the (discrete) Laplace noise
     /// and the input rounding to the grid; `None` for non-additive releases (means).
     pub noise: Option<AdditiveNoise>,
@@ -69,6 +73,7 @@ pub fn count<R: CryptoRng + ?Sized>(
     Ok(Release {
         value: released,
         privacy_loss: mechanism.privacy_loss(),
+        relation: Neighbouring::AddRemove,
         noise: Some(AdditiveNoise {
             scale: mechanism.scale(),
             rounding: 0.0,
@@ -96,6 +101,7 @@ pub fn sum<R: CryptoRng + ?Sized>(
     Ok(Release {
         value: released,
         privacy_loss: mechanism.privacy_loss(),
+        relation,
         noise: Some(AdditiveNoise {
             scale: mechanism.scale(),
             rounding: mechanism.granularity() / 2.0,
@@ -120,24 +126,29 @@ fn clamped_total(values: &[f64], lower: f64, upper: f64) -> Result<f64, Error> {
     Ok(total)
 }
 
-/// How a private mean is computed (seed 001, chapter 4). Both are pure ε-DP under
-/// add/remove-one neighbours, as the sequential composition of two ε/2 releases.
+/// How a private mean is computed (seed 001, chapter 4).
 ///
 /// The seed's Algorithm 2 (re-sampling the noise until the mean falls in range) is
-/// **not** private and is not offered. Algorithm 3 (noisy sum divided by the *true*
-/// count) is not offered either: with exact lattice noise its output lies on
-/// `(S + gℤ)/C`, a set that reveals the count `C`; a sound discrete version needs its
-/// own analysis.
+/// **not** private and is not offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MeanMethod {
-    /// Algorithm 1: `S̃ = Σ + Lap(2Δ_S/ε)`, `C̃ = count + geometric noise at ε/2`;
-    /// `S̃/C̃` (the midpoint when `C̃ ≤ 1`). `Δ_S = max(|lower|, |upper|)` — the seed's
-    /// `upper − lower` is only valid when `0 ∈ [lower, upper]`.
+    /// Algorithm 1, pure ε-DP under **add/remove**: `S̃ = Σ + Lap(2Δ_S/ε)`,
+    /// `C̃ = count + geometric noise at ε/2`; `S̃/C̃` (the midpoint when `C̃ ≤ 1`).
+    /// `Δ_S = max(|lower|, |upper|)` — the seed's `upper − lower` is only valid when
+    /// `0 ∈ [lower, upper]`.
     NoisySumOverNoisyCount,
-    /// Algorithm 4: the sum of `vᵢ − m` (`m` the midpoint, sensitivity
-    /// `(upper − lower)/2`) with noise `Lap((upper − lower)/ε)`, and the count with
-    /// noise at ε/2 (`Lap(2/ε)`; the seed's `Lap(ε/2)` is a typo);
+    /// Algorithm 3, pure ε-DP under **substitute-one** neighbours only (the count `n` is
+    /// public): `clamp((Σ + Lap((upper − lower)/ε))/n)`, and for `n = 0` the seed's Ψ:
+    /// `lower` or `upper` with probability `e^(−ε/2)/2` each, otherwise uniform on the
+    /// grid of `[lower, upper]`. Under add/remove it is **not** ε-DP: dividing by the
+    /// private count scales the density by `(C+1)/C`, e.g. a ratio of 2 between
+    /// `{x}` and `{x, x}` near `x` (the seed's Theorem 4.2.3 misses this; a test in
+    /// `tests/statistics.rs` certifies the violation).
+    ClampedSumOverPublicCount,
+    /// Algorithm 4, pure ε-DP under **add/remove**: the sum of `vᵢ − m` (`m` the
+    /// midpoint, sensitivity `(upper − lower)/2`) with noise `Lap((upper − lower)/ε)`,
+    /// and the count with noise at ε/2 (`Lap(2/ε)`; the seed's `Lap(ε/2)` is a typo);
     /// `S̃/C̃ + m` (or `m` when `C̃ ≤ 1`).
     Normalised,
 }
@@ -158,6 +169,9 @@ pub fn mean<R: CryptoRng + ?Sized>(
     let midpoint = lower / 2.0 + upper / 2.0;
     let count_mechanism = Geometric::new(1, half)?;
     let (sum_mechanism, total) = match method {
+        MeanMethod::ClampedSumOverPublicCount => {
+            return clamped_mean_public_count(accountant, values, (lower, upper), epsilon, rng);
+        }
         MeanMethod::NoisySumOverNoisyCount => (
             Laplace::new(queries::clamped_sum(lower, upper, Neighbouring::AddRemove)?, half)?,
             clamped_total(values, lower, upper)?,
@@ -186,15 +200,68 @@ pub fn mean<R: CryptoRng + ?Sized>(
     } else {
         let ratio = noisy_sum / noisy_count as f64;
         match method {
-            MeanMethod::NoisySumOverNoisyCount => ratio,
             MeanMethod::Normalised => ratio + midpoint,
+            _ => ratio,
         }
     };
     Ok(Release {
         value: estimate.clamp(lower, upper),
         privacy_loss: loss,
+        relation: Neighbouring::AddRemove,
         noise: None,
     })
+}
+
+/// Algorithm 3 under substitution: the Laplace mechanism on the clamped sum (sensitivity
+/// `upper − lower`) divided by the public `n`, clamped. The noisy sum is an exact
+/// multiple of the grid `g` and `n` is public, so the quotient lies on the
+/// data-independent set `(gℤ)/n`, and its rounding to `f64` is post-processing.
+fn clamped_mean_public_count<R: CryptoRng + ?Sized>(
+    accountant: &Accountant,
+    values: &[f64],
+    (lower, upper): (f64, f64),
+    epsilon: f64,
+    rng: &mut R,
+) -> Result<Release<f64>, Error> {
+    let mechanism = Laplace::new(
+        queries::clamped_sum(lower, upper, Neighbouring::Substitute)?,
+        epsilon,
+    )?;
+    let total = clamped_total(values, lower, upper)?;
+    let n = values.len();
+    let psi_exponent = Rational::from_f64_up(round::mul_up(epsilon, 0.5))?;
+    let grid = Grid::new(floor_log2(mechanism.granularity()));
+    let (first, last) = (
+        grid.to_units(lower.max(-grid.clamp_bound())),
+        grid.to_units(upper.min(grid.clamp_bound())),
+    );
+    let value = accountant.run("mean", mechanism.privacy_loss(), || {
+        if n == 0 {
+            Ok(psi(&grid, (first, last), psi_exponent, rng).clamp(lower, upper))
+        } else {
+            mechanism
+                .release(total, rng)
+                .map(|noisy| (noisy / n as f64).clamp(lower, upper))
+        }
+    })??;
+    Ok(Release {
+        value,
+        privacy_loss: mechanism.privacy_loss(),
+        relation: Neighbouring::Substitute,
+        noise: None,
+    })
+}
+
+/// The seed's Ψ for an empty selection: an end point with probability `e^(−γ)/2` each,
+/// otherwise a uniform grid point between them (exact sampling throughout).
+fn psi<R: CryptoRng + ?Sized>(grid: &Grid, (first, last): (i128, i128), gamma: Rational, rng: &mut R) -> f64 {
+    let mut bits = BitSource::new(rng);
+    if bernoulli_exp_neg_bits(&mut bits, gamma.num() as u128, gamma.den() as u128) {
+        let units = if bits.bit() { last } else { first };
+        return grid.from_units(units);
+    }
+    let span = u64::try_from(last - first).unwrap_or(u64::MAX - 1) + 1;
+    grid.from_units(first + uniform_below_bits(&mut bits, span) as i128)
 }
 
 /// A private histogram over public, disjoint bins (the counts `bin_counts` computed by
@@ -220,6 +287,7 @@ pub fn histogram<R: CryptoRng + ?Sized>(
     Ok(Release {
         value: released,
         privacy_loss: mechanism.privacy_loss(),
+        relation,
         noise: Some(AdditiveNoise {
             scale: mechanism.scale(),
             rounding: 0.0,
