@@ -26,7 +26,11 @@ pub fn line_plot(
     (y_label, log_y): (&str, bool),
     series: &[Series],
 ) -> std::io::Result<PathBuf> {
-    let (width, height, left, right, top, bottom) = (760.0, 480.0, 80.0, 190.0, 50.0, 60.0);
+    // The legend sits right of the plot: make room for its longest label.
+    let longest = series.iter().map(|s| s.name.chars().count()).max().unwrap_or(0) as f64;
+    let right = (7.0 * longest + 60.0).max(190.0);
+    let (height, left, top, bottom) = (480.0, 80.0, 50.0, 60.0);
+    let width = 570.0 + right;
     let tx = |v: f64| if log_x { v.log10() } else { v };
     let ty = |v: f64| if log_y { v.log10() } else { v };
     let all = series.iter().flat_map(|s| s.points.iter());

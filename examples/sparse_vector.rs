@@ -1,17 +1,17 @@
 //! The sparse vector technique: find which of many counting queries exceed a
 //! threshold, paying privacy only for the few that do.
 //!
-//! Run: `cargo run --example svt`
+//! Run: `cargo run --release --example sparse_vector`
 
 use dpmech::mechanisms::svt::sparse_alpha;
 use dpmech::{AboveThreshold, DefaultRng, Monotonicity, NumericSparse, Sparse, StandardSvt};
 
 fn main() -> Result<(), dpmech::Error> {
     let mut rng = DefaultRng::from_os()?;
-    // 200 counting queries (sensitivity 1 under add/remove one record); three are large.
-    let counts: Vec<f64> = (0..200)
+    // 1000 counting queries (sensitivity 1 under add/remove one record); three are large.
+    let counts: Vec<f64> = (0..1000)
         .map(|i| {
-            if [40, 120, 170].contains(&i) {
+            if [40, 520, 870].contains(&i) {
                 5000.0
             } else {
                 (i % 50) as f64
