@@ -1,8 +1,8 @@
 //! Seed 001, chapter 4: the private mean of 1000 values in [0, 100] with Algorithm 1
-//! (noisy sum / noisy count) and Algorithm 4 (normalised sum), mean absolute error
-//! against ε, as a table and an SVG plot. (Algorithm 2 is not private; Algorithm 3
-//! divides by the true count, which exact lattice noise would reveal — see
-//! `dpmech::statistics::MeanMethod`.)
+//! (noisy sum / noisy count), Algorithm 3 (clamped noisy sum over the count, private
+//! only when the count is public: substitute-one neighbours) and Algorithm 4
+//! (normalised sum), mean absolute error against ε, as a table and an SVG plot.
+//! Algorithm 2 is not private and is not offered (see `dpmech::statistics::MeanMethod`).
 //!
 //! Run: `cargo run --release --example noisy_average`
 
@@ -29,23 +29,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "private mean of {} values in [0, 100] (true mean {truth:.3}), {trials} trials per ε",
         values.len()
     );
-    println!("{:>8} {:>16} {:>16}", "ε", "MAE Algorithm 1", "MAE Algorithm 4");
-    let mut curves = vec![
-        svg::Series {
-            name: "Algorithm 1".into(),
-            points: vec![],
-        },
-        svg::Series {
-            name: "Algorithm 4".into(),
-            points: vec![],
-        },
+    println!(
+        "{:>8} {:>16} {:>16} {:>16}",
+        "ε", "MAE Algorithm 1", "MAE Algorithm 3", "MAE Algorithm 4"
+    );
+    let methods = [
+        MeanMethod::NoisySumOverNoisyCount,
+        MeanMethod::ClampedSumOverPublicCount,
+        MeanMethod::Normalised,
     ];
+    let names = [
+        "Algorithm 1 (add/remove)",
+        "Algorithm 3 (substitution)",
+        "Algorithm 4 (add/remove)",
+    ];
+    let mut curves: Vec<svg::Series> = names
+        .iter()
+        .map(|name| svg::Series {
+            name: name.to_string(),
+            points: vec![],
+        })
+        .collect();
     for &epsilon in &epsilons {
-        let mut errors = [0.0; 2];
-        for (i, method) in [MeanMethod::NoisySumOverNoisyCount, MeanMethod::Normalised]
-            .into_iter()
-            .enumerate()
-        {
+        let mut errors = [0.0; 3];
+        for (i, method) in methods.into_iter().enumerate() {
             for _ in 0..trials {
                 errors[i] += (mean(&accountant, &values, (0.0, 100.0), method, epsilon, &mut rng)?.value
                     - truth)
@@ -54,7 +61,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             errors[i] /= trials as f64;
             curves[i].points.push((epsilon, errors[i]));
         }
-        println!("{epsilon:>8.4} {:>16.4} {:>16.4}", errors[0], errors[1]);
+        println!(
+            "{epsilon:>8.4} {:>16.4} {:>16.4} {:>16.4}",
+            errors[0], errors[1], errors[2]
+        );
     }
     let path = svg::line_plot(
         "noisy_average.svg",
