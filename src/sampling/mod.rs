@@ -53,8 +53,8 @@ impl Rational {
     pub fn new(num: u64, den: u64) -> Result<Self, Error> {
         if num == 0 || den == 0 {
             return Err(Error::InvalidParameter {
-                name: "rational",
-                value: if den == 0 { f64::NAN } else { 0.0 },
+                name: if num == 0 { "numerator" } else { "denominator" },
+                value: 0.0,
                 reason: "numerator and denominator must both be at least 1",
             });
         }
