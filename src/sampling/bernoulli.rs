@@ -50,7 +50,11 @@ pub(crate) fn bernoulli_ratio_bits<R: CryptoRng + ?Sized>(
 
 /// The bit-by-bit comparison of a fresh uniform real with `num/den < 1`.
 #[inline]
-fn bernoulli_ratio_bitwise<R: CryptoRng + ?Sized>(bits: &mut BitSource<'_, R>, num: u128, den: u128) -> bool {
+pub(crate) fn bernoulli_ratio_bitwise<R: CryptoRng + ?Sized>(
+    bits: &mut BitSource<'_, R>,
+    num: u128,
+    den: u128,
+) -> bool {
     let mut remainder = num;
     loop {
         remainder <<= 1;
@@ -157,6 +161,60 @@ pub(crate) fn bernoulli_exp_neg_bits<R: CryptoRng + ?Sized>(
     bernoulli_exp_neg_at_most_one(bits, fraction, den)
 }
 
+/// Trials of CKS20 Algorithm 1 whose 8-bit thresholds are precomputed.
+const TABLE_TRIALS: usize = 8;
+
+/// Bernoulli(`exp(−num/den)`) for a **fixed** `num ≤ den < 2⁶⁴`, with the 8-bit
+/// thresholds `T_k = ⌊2⁸·num/(k·den)⌋` of the first trials of CKS20 Algorithm 1
+/// computed once: a trial is then one table comparison (`u < T_k`: success; `u > T_k`:
+/// failure), and only `u = T_k` (probability 2⁻⁸) completes the comparison exactly with
+/// further bits. Same distribution as [`bernoulli_exp_neg_u64`], fewer multiplications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FixedExpNeg {
+    num: u64,
+    den: u64,
+    thresholds: [u16; TABLE_TRIALS],
+}
+
+impl FixedExpNeg {
+    /// Precomputes the thresholds for `γ = num/den ≤ 1`.
+    pub(crate) fn new(num: u64, den: u64) -> Self {
+        debug_assert!(num <= den && den > 0);
+        let mut thresholds = [0u16; TABLE_TRIALS];
+        for (j, t) in thresholds.iter_mut().enumerate() {
+            let divisor = (j as u128 + 1) * den as u128;
+            *t = (((num as u128) << CHUNK) / divisor) as u16; // ≤ 2⁸
+        }
+        Self { num, den, thresholds }
+    }
+
+    /// One trial.
+    #[inline]
+    pub(crate) fn sample<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> bool {
+        let mut k: u64 = 1;
+        for &threshold in &self.thresholds {
+            let u = bits.bits(CHUNK) as u16;
+            let success = if u != threshold {
+                u < threshold
+            } else {
+                let divisor = k as u128 * self.den as u128;
+                let remainder = ((self.num as u128) << CHUNK) - threshold as u128 * divisor;
+                // remainder = 0: the chunk's interval starts exactly at p, so V ≥ p.
+                remainder != 0 && bernoulli_ratio_bitwise(bits, remainder, divisor)
+            };
+            if !success {
+                return k % 2 == 1;
+            }
+            k += 1;
+        }
+        // Beyond the table (probability ≤ 1/8!): the general trials.
+        while k < 1 << 47 && bernoulli_ratio_scaled(bits, self.num, self.den, k) {
+            k += 1;
+        }
+        k % 2 == 1
+    }
+}
+
 fn check_ratio(den: u128) -> Result<(), Error> {
     if den == 0 || den > 1 << 127 {
         return Err(Error::InvalidParameter {
@@ -203,4 +261,40 @@ pub fn bernoulli_exp_neg<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u12
         });
     }
     Ok(bernoulli_exp_neg_bits(&mut BitSource::new(rng), num, den))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// The table form makes the same decision from the same bits as the multiplying
+    /// form, so with one seed the two produce identical sequences — including γ = 1,
+    /// γ with an exactly representable threshold (1/2), and tiny γ.
+    #[test]
+    fn fixed_table_trials_equal_the_general_trials_bit_for_bit() {
+        for (num, den) in [
+            (1u64, 1u64),
+            (1, 2),
+            (7, 10),
+            (1, 3),
+            (1, 1 << 40),
+            ((1 << 40) - 1, 1 << 40),
+        ] {
+            let table = FixedExpNeg::new(num, den);
+            let (mut a, mut b) = (
+                ChaCha20Rng::seed_from_u64(num ^ den),
+                ChaCha20Rng::seed_from_u64(num ^ den),
+            );
+            let (mut bits_a, mut bits_b) = (BitSource::new(&mut a), BitSource::new(&mut b));
+            for i in 0..20_000 {
+                assert_eq!(
+                    table.sample(&mut bits_a),
+                    bernoulli_exp_neg_u64(&mut bits_b, num, den),
+                    "γ = {num}/{den}, draw {i}"
+                );
+            }
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The one-sided geometric distribution `Pr[G = k] = (1 − α)·αᵏ`, `α = exp(−1/τ)`.
 
-use super::bernoulli::{bernoulli_exp_neg_bits, bernoulli_exp_neg_u64};
+use super::bernoulli::{FixedExpNeg, bernoulli_exp_neg_bits, bernoulli_exp_neg_u64};
 use super::{BitSource, Rational};
 use rand_core::CryptoRng;
 
@@ -30,6 +30,8 @@ use rand_core::CryptoRng;
 pub struct Geometric {
     scale: Rational,
     block_bits: u32,
+    /// Bernoulli(`exp(−M/τ)`), the block trial (used when `τ ≥ 1`).
+    block_trial: FixedExpNeg,
 }
 
 impl Geometric {
@@ -44,7 +46,13 @@ impl Geometric {
         } else {
             127 - scaled.leading_zeros()
         };
-        Self { scale, block_bits }
+        // For τ ≥ 1, M·den ≤ num; for τ < 1 the block trial is unused.
+        let block_num = (1u64 << block_bits).saturating_mul(scale.den()).min(scale.num());
+        Self {
+            scale,
+            block_bits,
+            block_trial: FixedExpNeg::new(block_num, scale.num()),
+        }
     }
 
     /// The scale τ (`α = exp(−1/τ)`).
@@ -62,7 +70,7 @@ impl Geometric {
         // τ ≥ 1: every γ below is at most 1 and fits in 64 bits (block·den ≤ num).
         let block = 1u64 << self.block_bits;
         let mut blocks: u128 = 0;
-        while bernoulli_exp_neg_u64(bits, block * den, num) {
+        while self.block_trial.sample(bits) {
             blocks += 1;
         }
         let remainder = loop {

@@ -31,16 +31,19 @@ impl Grid {
     }
 
     /// `k` in `g = 2ᵏ`.
+    #[inline]
     pub fn exponent(&self) -> i32 {
         self.exponent
     }
 
     /// The granularity `g = 2ᵏ`.
+    #[inline]
     pub fn granularity(&self) -> f64 {
         pow2(self.exponent)
     }
 
     /// The public clamping bound `2^(k + 100)` (at most `2¹⁰⁰⁰`, so it is finite).
+    #[inline]
     pub fn clamp_bound(&self) -> f64 {
         pow2(self.exponent + CLAMP_BITS)
     }
@@ -51,6 +54,7 @@ impl Grid {
     /// Clamping is 1-Lipschitz and rounding moves a value by at most `g/2`, so two
     /// inputs `a`, `b` map to units differing by at most `|a − b|/g + 1` (and by 0 when
     /// `a = b`).
+    #[inline]
     pub fn to_units(&self, value: f64) -> i128 {
         let bound = self.clamp_bound();
         let clamped = value.clamp(-bound, bound);
@@ -73,6 +77,7 @@ impl Grid {
     /// `units · g` as an `f64`: exact when `|units| < 2⁵³`, otherwise the nearest `f64`,
     /// which is still a multiple of `g` (rounding an already private integer is
     /// post-processing and costs no privacy).
+    #[inline]
     pub fn from_units(&self, units: i128) -> f64 {
         let value = match i64::try_from(units) {
             Ok(small) => small as f64,
@@ -83,6 +88,7 @@ impl Grid {
 }
 
 /// `2^e` for `e ∈ [-1022, 1023]`, built from its bit pattern (exact).
+#[inline]
 pub(crate) fn pow2(e: i32) -> f64 {
     debug_assert!((-1022..=1023).contains(&e));
     f64::from_bits(((e + 1023) as u64) << 52)
