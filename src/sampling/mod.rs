@@ -14,6 +14,7 @@
 //! | [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | CKS20 Algorithm 1 | `≤ e` ratio trials for γ ≤ 1 |
 //! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | blocked CKS20 Algorithm 2 | about one `u64` at τ ≈ 2⁴⁰ |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | CKS20 Algorithm 2 | geometric + 1 bit |
+//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3 | < 2.5 proposals |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
@@ -25,6 +26,7 @@
 
 mod bernoulli;
 mod bits;
+mod discrete_gaussian;
 mod discrete_laplace;
 mod geometric;
 pub mod grid;
@@ -33,6 +35,7 @@ mod uniform;
 pub(crate) use bernoulli::bernoulli_exp_neg_bits;
 pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
+pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::saturate_i64;
 pub use geometric::Geometric;
