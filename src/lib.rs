@@ -14,7 +14,8 @@
 //! Dependencies point down; nothing depends on `mechanisms`.
 //!
 //! ```text
-//!  mechanisms   Laplace, Geometric, one-call laplace()/geometric(), sparse vector (svt)
+//!  mechanisms   Laplace, Geometric, Gaussian, DiscreteGaussian, sparse vector (svt), one-call
+//!               laplace()/geometric()/gaussian()
 //!  sampling     exact noise from integer arithmetic (no privacy claims)
 //!  privacy      Epsilon, Delta, Rho, PrivacyLoss, outward rounding
 //!  rng · error  DefaultRng (OS-keyed ChaCha20), one crate-wide Error
@@ -38,8 +39,8 @@ pub mod statistics;
 pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
-    AboveThreshold, Answer, Geometric, Laplace, Monotonicity, NumericSparse, Sparse, StandardSvt, geometric,
-    laplace,
+    AboveThreshold, Answer, DiscreteGaussian, Gaussian, Geometric, Laplace, Monotonicity, NumericSparse, Sparse,
+    StandardSvt, gaussian, geometric, laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};

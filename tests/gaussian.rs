@@ -6,9 +6,13 @@
 //! χ²(bins − 1).
 
 mod common;
+mod loss_check;
 
+use common::Counting;
 use common::{bin_counts, chi_square, merge_small_bins};
+use dpmech::mechanisms::analytic_gaussian_delta;
 use dpmech::sampling::{BitSource, DiscreteGaussian, Rational};
+use dpmech::{Error, Gaussian, PrivacyLoss};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -143,3 +147,207 @@ fn sampler_constructors_and_pinned_values() {
 }
 
 const PINNED: [i64; 8] = [3, 1, -6, -1, 3, -3, 0, 1];
+
+/// The analytic-Gaussian σ table for Δ₂ = 1 (printed with 10 significant digits), the
+/// continuous δ(ε) of each σ (≤ δ), and near-tightness (0.1% less noise violates δ).
+#[test]
+fn analytic_sigma_table() {
+    println!("analytic Gaussian, Δ₂ = 1:");
+    println!(
+        "{:>6} {:>8} {:>18} {:>18} {:>12}",
+        "ε", "δ", "σ", "δ(ε) at σ", "classical σ"
+    );
+    for epsilon in [0.1, 1.0, 5.0] {
+        for delta in [1e-5, 1e-9] {
+            let mechanism = Gaussian::analytic(1.0, epsilon, delta).unwrap();
+            let sigma = mechanism.sigma();
+            let achieved = analytic_gaussian_delta(1.0, sigma, epsilon);
+            let classical = Gaussian::classical(1.0, epsilon, delta).map(|m| format!("{:.9e}", m.sigma()));
+            println!(
+                "{epsilon:>6} {delta:>8e} {sigma:>18.9e} {achieved:>18.9e} {:>12}",
+                classical.unwrap_or_else(|_| "(ε ≥ 1)".into())
+            );
+            assert!(achieved <= delta, "ε={epsilon} δ={delta}: δ(σ) = {achieved}");
+            assert!(
+                analytic_gaussian_delta(1.0, sigma * 0.999, epsilon) > delta,
+                "ε={epsilon} δ={delta}: σ = {sigma} is not tight"
+            );
+            assert_eq!(
+                mechanism.privacy_loss(),
+                PrivacyLoss::Approximate { epsilon, delta }
+            );
+            // The vector form needs (a little) more noise, never less.
+            assert!(mechanism.sigma_for(10).unwrap() >= sigma);
+        }
+    }
+}
+
+#[test]
+fn gaussian_release_is_normal_on_the_grid() {
+    for (i, mechanism) in [
+        Gaussian::zcdp(1.0, 0.5).unwrap(),
+        Gaussian::analytic(2.0, 1.0, 1e-5).unwrap(),
+        Gaussian::classical(0.01, 0.5, 1e-6).unwrap(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let sigma = mechanism.sigma();
+        let g = mechanism.granularity();
+        let value = 3.75;
+        let normal = Normal::new(value, sigma).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(3300 + i as u64);
+        let samples: Vec<f64> = (0..N)
+            .map(|_| mechanism.release(value, &mut rng).unwrap())
+            .collect();
+        assert!(samples.iter().all(|y| (y / g).fract() == 0.0), "off the grid");
+        let edges: Vec<f64> = (1..60).map(|j| normal.inverse_cdf(j as f64 / 60.0)).collect();
+        let mut observed = vec![0u64; 60];
+        for y in &samples {
+            observed[edges.partition_point(|&e| e < *y)] += 1;
+        }
+        let result = chi_square(&observed, &[1.0 / 60.0; 60]);
+        println!("Gaussian release σ = {sigma:.6}, g = 2^{}: {result:?}", g.log2());
+        assert!(result.passes(), "{result:?}");
+    }
+    let zcdp = Gaussian::zcdp(1.0, 0.5).unwrap();
+    assert!(
+        zcdp.sigma() >= 1.0 && zcdp.sigma() < 1.0 + 1e-12,
+        "{}",
+        zcdp.sigma()
+    );
+    assert_eq!(zcdp.privacy_loss(), PrivacyLoss::Zcdp { rho: 0.5 });
+}
+
+/// Runs `mechanism` on 0 and on 1 (Δ₂ = 1) and certifies a lower bound on ε over the
+/// threshold events `{y ≤ c}`, `{y > c}`, `c = σ·(−4 + j/4)`.
+fn gaussian_certified_epsilon(mechanism: &Gaussian, delta: f64, seed: u64) -> loss_check::Certified {
+    const RUNS: u64 = 200_000;
+    let sigma = mechanism.sigma();
+    let thresholds: Vec<f64> = (0..=40).map(|j| sigma * (-4.0 + 0.25 * j as f64)).collect();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let a: Vec<f64> = (0..RUNS)
+        .map(|_| mechanism.release(0.0, &mut rng).unwrap())
+        .collect();
+    let b: Vec<f64> = (0..RUNS)
+        .map(|_| mechanism.release(1.0, &mut rng).unwrap())
+        .collect();
+    loss_check::certify(
+        &loss_check::threshold_counts(&a, &thresholds),
+        &loss_check::threshold_counts(&b, &thresholds),
+        RUNS,
+        delta,
+    )
+}
+
+#[test]
+fn gaussian_privacy_loss_is_within_the_claim_and_the_negative_control_is_caught() {
+    let (epsilon, delta) = (1.0, 1e-5);
+    let honest = Gaussian::analytic(1.0, epsilon, delta).unwrap();
+    let certified = gaussian_certified_epsilon(&honest, delta, 3400);
+    println!("Gaussian ε = {epsilon}, δ = {delta}: certified lower bound {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon, "{certified:?}");
+
+    // Negative control: calibrated with ε four times too large but claimed at ε.
+    let under_noised = Gaussian::analytic(1.0, 4.0 * epsilon, delta).unwrap();
+    let certified = gaussian_certified_epsilon(&under_noised, delta, 3401);
+    println!(
+        "under-noised Gaussian (σ = {:.4}) claimed at ε = {epsilon}: {certified:?}",
+        under_noised.sigma()
+    );
+    assert!(certified.epsilon_lower > epsilon, "{certified:?}");
+}
+
+#[test]
+fn discrete_gaussian_mechanism_forms() {
+    let zcdp = dpmech::DiscreteGaussian::zcdp(1, 0.125).unwrap();
+    // σ² = 1/(2ρ) = 4, rounded up by at most a few ulps.
+    let (num, den) = zcdp.sigma_squared();
+    let variance = num as f64 / den as f64;
+    assert!((4.0..4.0 * (1.0 + 1e-14)).contains(&variance), "{variance}");
+    assert_eq!(zcdp.privacy_loss(), PrivacyLoss::Zcdp { rho: 0.125 });
+    let mut rng = ChaCha20Rng::seed_from_u64(3500);
+    let samples: Vec<i128> = (0..N).map(|_| zcdp.release(10, &mut rng) as i128 - 10).collect();
+    let edges: Vec<i128> = (-20..=20).collect();
+    let result = fit(&samples, &discrete_gaussian_cdf(4.0), &edges);
+    println!("DiscreteGaussian::zcdp(1, 0.125): {result:?}");
+    assert!(result.passes(), "{result:?}");
+
+    let approx = dpmech::DiscreteGaussian::approximate(1, 1.0, 1e-5).unwrap();
+    println!(
+        "DiscreteGaussian::approximate(1, ε = 1, δ = 1e-5): σ = {:.6}",
+        approx.sigma()
+    );
+    assert!(approx.sigma() > 3.7 && approx.sigma() < 5.0);
+    assert_eq!(
+        approx.privacy_loss(),
+        PrivacyLoss::Approximate {
+            epsilon: 1.0,
+            delta: 1e-5
+        }
+    );
+    // Its zCDP parameter converts to (1, 1e-5).
+    let (num, den) = approx.sigma_squared();
+    let rho = 0.5 / (num as f64 / den as f64);
+    assert!(dpmech::mechanisms::zcdp_delta(rho, 1.0) <= 1e-5);
+
+    let out = zcdp.release_slice(&[i64::MAX, i64::MIN, 0], &mut rng);
+    assert_eq!(out.len(), 3);
+    assert!(dpmech::DiscreteGaussian::zcdp(0, 1.0).is_err());
+    assert!(dpmech::DiscreteGaussian::approximate(1, 1.0, 0.0).is_err());
+}
+
+#[test]
+fn gaussian_rejects_bad_parameters_and_input_before_any_randomness() {
+    let mut rng = Counting {
+        inner: ChaCha20Rng::seed_from_u64(3600),
+        words: 0,
+    };
+    let mechanism = Gaussian::analytic(1.0, 1.0, 1e-6).unwrap();
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        assert!(matches!(
+            mechanism.release(bad, &mut rng),
+            Err(Error::NonFiniteValue { index: 0, .. })
+        ));
+        assert!(matches!(
+            mechanism.release_slice(&[0.0, bad], &mut rng),
+            Err(Error::NonFiniteValue { index: 1, .. })
+        ));
+        assert!(dpmech::gaussian(bad, 1.0, 1.0, 1e-6).is_err());
+    }
+    assert_eq!(rng.words, 0);
+    assert!(matches!(
+        Gaussian::classical(1.0, 1.0, 1e-5),
+        Err(Error::InvalidParameter { name: "epsilon", .. })
+    ));
+    assert!(matches!(
+        Gaussian::classical(1.0, 2.5, 1e-5),
+        Err(Error::InvalidParameter { name: "epsilon", .. })
+    ));
+    assert!(matches!(
+        Gaussian::analytic(1.0, 1.0, 1e-16),
+        Err(Error::InvalidParameter { name: "delta", .. })
+    ));
+    assert!(matches!(
+        Gaussian::analytic(1.0, 1.0, 1.0),
+        Err(Error::InvalidDelta { .. })
+    ));
+    assert!(matches!(
+        Gaussian::analytic(0.0, 1.0, 0.1),
+        Err(Error::InvalidSensitivity { .. })
+    ));
+    assert!(matches!(Gaussian::zcdp(1.0, -1.0), Err(Error::InvalidRho { .. })));
+    assert!(matches!(
+        Gaussian::zcdp(1e300, 1e-300),
+        Err(Error::ScaleOutOfRange { .. })
+    ));
+    for x in [f64::MAX, f64::MIN, 5e-324, -0.0] {
+        let y = mechanism.release(x, &mut rng).unwrap();
+        assert!(y.is_finite() && (y / mechanism.granularity()).fract() == 0.0);
+    }
+    let y = dpmech::gaussian(1.0, 1.0, 1.0, 1e-6).unwrap();
+    assert!(y.is_finite());
+    let w = mechanism.accuracy(0.05).unwrap();
+    assert!(w > 1.96 * mechanism.sigma() && w < 2.8 * mechanism.sigma(), "{w}");
+    assert!(mechanism.accuracy(0.0).is_err());
+}

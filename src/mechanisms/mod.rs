@@ -10,14 +10,21 @@
 //! | [`Sparse`] | stream → ⊥/⊤, halts after c ⊤ | pure ε-DP or (ε, δ)-DP | per-query Δ (L∞) |
 //! | [`NumericSparse`] | stream → ⊥/noisy value, halts after c | pure ε-DP or (ε, δ)-DP | per-query Δ (L∞) |
 //! | [`StandardSvt`] | stream → ⊥/⊤ (or value), per-query Tᵢ, halts after c | pure (ε₁+ε₂+ε₃)-DP | per-query Δ (L∞) |
+//! | [`Gaussian::analytic`], [`Gaussian::classical`] | `f64` (or slice) → `f64` on a `2ᵏ` grid | (ε, δ)-DP | L2 |
+//! | [`Gaussian::zcdp`] | `f64` (or slice) → `f64` on a `2ᵏ` grid | ρ-zCDP | L2 |
+//! | [`DiscreteGaussian`] | `i64` (or slice) → `i64` | ρ-zCDP or (ε, δ)-DP | L2 |
 //!
 //! The neighbouring relation (add/remove one record, or substitute one record) is the
 //! one under which the caller computed the sensitivity; the guarantee holds for it.
 
+mod gaussian;
 mod geometric;
 mod laplace;
 pub mod svt;
 
+pub use gaussian::{
+    DiscreteGaussian, Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta,
+};
 pub use geometric::Geometric;
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
@@ -53,4 +60,20 @@ pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error>
 pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Error> {
     let mechanism = Geometric::new(sensitivity, epsilon)?;
     with_thread_rng(|rng| mechanism.release(value, rng))
+}
+
+/// One call: `value + N(0, σ²)` with σ from the analytic calibration of Balle & Wang
+/// (2018), as exact discrete Gaussian noise on a public power-of-two grid, from a
+/// fork-safe OS-keyed CSPRNG. (ε, δ)-DP for a query of L2 sensitivity
+/// `l2_sensitivity`. See [`Gaussian::analytic`].
+///
+/// ```
+/// let noisy_mean_age = dpmech::gaussian(38.2, 0.1, 1.0, 1e-6)?;
+/// # let _ = noisy_mean_age;
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn gaussian(value: f64, l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<f64, Error> {
+    let mechanism = Gaussian::analytic(l2_sensitivity, epsilon, delta)?;
+    check_finite(0, value)?;
+    with_thread_rng(|rng| mechanism.release(value, rng))?
 }
