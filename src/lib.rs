@@ -39,8 +39,7 @@ pub mod statistics;
 pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
-    AboveThreshold, Answer, DiscreteGaussian, Gaussian, Geometric, Laplace, Monotonicity, NumericSparse, Sparse,
-    StandardSvt, gaussian, geometric, laplace,
+    AboveThreshold, Answer, DiscreteGaussian, Gaussian, Geometric, KaryRandomizedResponse, Laplace, Monotonicity, NumericSparse, RandomizedResponse, Sparse, StandardSvt, gaussian, geometric, laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};
