@@ -16,6 +16,8 @@
 //! ```text
 //!  mechanisms   Laplace, Geometric, Gaussian, DiscreteGaussian, sparse vector (svt), one-call
 //!               laplace()/geometric()/gaussian()
+//!  mechanisms   Laplace, Geometric, Gaussian, DiscreteGaussian, Exponential, PermuteAndFlip,
+//!               ReportNoisyMax, RandomizedResponse; one-call laplace()/geometric()/gaussian()
 //!  sampling     exact noise from integer arithmetic (no privacy claims)
 //!  privacy      Epsilon, Delta, Rho, PrivacyLoss, outward rounding
 //!  rng · error  DefaultRng (OS-keyed ChaCha20), one crate-wide Error
@@ -39,7 +41,7 @@ pub mod statistics;
 pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
-    AboveThreshold, Answer, DiscreteGaussian, Gaussian, Geometric, KaryRandomizedResponse, Laplace, Monotonicity, NumericSparse, RandomizedResponse, Sparse, StandardSvt, gaussian, geometric, laplace,
+    AboveThreshold, Answer, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse, Laplace, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse, StandardSvt, gaussian, geometric, laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};

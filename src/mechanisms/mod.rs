@@ -13,18 +13,24 @@
 //! | [`Gaussian::analytic`], [`Gaussian::classical`] | `f64` (or slice) → `f64` on a `2ᵏ` grid | (ε, δ)-DP | L2 |
 //! | [`Gaussian::zcdp`] | `f64` (or slice) → `f64` on a `2ᵏ` grid | ρ-zCDP | L2 |
 //! | [`DiscreteGaussian`] | `i64` (or slice) → `i64` | ρ-zCDP or (ε, δ)-DP | L2 |
+//! | [`Exponential`] | scores (`f64` slice) → index | pure ε-DP (`k·ε` for top-k) | L∞ over candidates |
+//! | [`PermuteAndFlip`] | scores → index | pure ε-DP | L∞ over candidates |
+//! | [`ReportNoisyMax`] | scores → index (never the noisy value) | pure ε-DP | L∞ over candidates |
 //! | [`RandomizedResponse`] | one respondent's bit → bit | pure ε-DP (local) | change of the bit |
 //! | [`KaryRandomizedResponse`] | value in `0..k` → value | pure ε-DP (local) | change of the value |
 //!
 //! The neighbouring relation (add/remove one record, or substitute one record) is the
 //! one under which the caller computed the sensitivity; the guarantee holds for it.
 
+mod exponential;
 mod gaussian;
 mod geometric;
 mod laplace;
 pub mod svt;
+mod noisy_max;
 mod randomized_response;
 
+pub use exponential::{Exponential, PermuteAndFlip};
 pub use gaussian::{
     DiscreteGaussian, Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta,
 };
@@ -32,6 +38,7 @@ pub use geometric::Geometric;
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
 pub use svt::{AboveThreshold, Answer, Monotonicity, NumericSparse, Sparse, StandardSvt};
+pub use noisy_max::ReportNoisyMax;
 pub use randomized_response::{KaryRandomizedResponse, RandomizedResponse};
 
 use crate::Error;

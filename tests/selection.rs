@@ -1,0 +1,406 @@
+//! Exponential mechanism, permute-and-flip and report-noisy-max: selection frequencies
+//! against exactly computed probabilities (chi-square, α = 1e-3, N = 1e5, fixed seeds),
+//! the empirical privacy-loss check with negative controls, the seeds' Example 3.1.7,
+//! and input validation.
+
+mod common;
+mod loss_check;
+
+use common::{Counting, chi_square};
+use dpmech::sampling::{BitSource, DiscreteLaplace, Rational};
+use dpmech::{Error, Exponential, PermuteAndFlip, PrivacyLoss, ReportNoisyMax};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+const N: u64 = 100_000;
+const RUNS: u64 = 200_000;
+
+fn frequencies(k: usize, mut draw: impl FnMut() -> usize) -> Vec<u64> {
+    let mut counts = vec![0u64; k];
+    for _ in 0..N {
+        counts[draw()] += 1;
+    }
+    counts
+}
+
+/// `exp(λ·u_r)/Σ exp(λ·u_j)`, λ = ε/(2Δu) (or ε/Δu), computed directly.
+fn softmax(scores: &[f64], lambda: f64) -> Vec<f64> {
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = scores.iter().map(|&u| (lambda * (u - best)).exp()).collect();
+    let total: f64 = w.iter().sum();
+    w.into_iter().map(|x| x / total).collect()
+}
+
+/// Permute-and-flip probabilities by summing over the set visited before `r`:
+/// `Pr[r] = p_r Σ_S |S|!(n−1−|S|)!/n! Π_{j∈S}(1 − p_j)`.
+fn permute_and_flip_probabilities(scores: &[f64], lambda: f64) -> Vec<f64> {
+    let n = scores.len();
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let p: Vec<f64> = scores.iter().map(|&u| (lambda * (u - best)).exp()).collect();
+    let factorial = |m: usize| (1..=m).map(|i| i as f64).product::<f64>();
+    (0..n)
+        .map(|r| {
+            let others: Vec<usize> = (0..n).filter(|&j| j != r).collect();
+            let mut total = 0.0;
+            for mask in 0u32..(1 << others.len()) {
+                let size = mask.count_ones() as usize;
+                let reject: f64 = others
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| mask >> b & 1 == 1)
+                    .map(|(_, &j)| 1.0 - p[j])
+                    .product();
+                total += factorial(size) * factorial(n - 1 - size) / factorial(n) * reject;
+            }
+            p[r] * total
+        })
+        .collect()
+}
+
+#[test]
+fn exponential_mechanism_frequencies_match_the_softmax() {
+    let scores = [0.0, 1.0, 2.0, 3.0, 5.0, 4.5];
+    for (i, (epsilon, monotone)) in [(1.0, false), (0.5, false), (1.0, true)].into_iter().enumerate() {
+        let mechanism = if monotone {
+            Exponential::monotone(1.0, epsilon).unwrap()
+        } else {
+            Exponential::new(1.0, epsilon).unwrap()
+        };
+        let lambda = if monotone { epsilon } else { epsilon / 2.0 };
+        let expected = softmax(&scores, lambda);
+        // The implementation's own probabilities differ only by the charged rounding
+        // (effective ε ≥ ε(1 − 2⁻¹⁹)).
+        for (a, b) in mechanism.probabilities(&scores).unwrap().iter().zip(&expected) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(5000 + i as u64);
+        let counts = frequencies(scores.len(), || mechanism.select(&scores, &mut rng).unwrap());
+        let result = chi_square(&counts, &expected);
+        println!("exponential ε = {epsilon}, monotone = {monotone}: {counts:?} {result:?}");
+        assert!(result.passes(), "{result:?}");
+    }
+}
+
+#[test]
+fn permute_and_flip_and_exponential_noise_max_match_the_exact_probabilities() {
+    let scores = [0.0, 1.0, 2.0, 3.0, 5.0, 4.5];
+    let epsilon = 1.0;
+    let expected = permute_and_flip_probabilities(&scores, epsilon / 2.0);
+    println!("permute-and-flip probabilities {expected:?}");
+    let pf = PermuteAndFlip::new(1.0, epsilon).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(5100);
+    let counts = frequencies(scores.len(), || pf.select(&scores, &mut rng).unwrap());
+    let result = chi_square(&counts, &expected);
+    println!("permute-and-flip: {counts:?} {result:?}");
+    assert!(result.passes(), "{result:?}");
+
+    let rnm = ReportNoisyMax::exponential(1.0, epsilon).unwrap();
+    let counts = frequencies(scores.len(), || rnm.select(&scores, &mut rng).unwrap());
+    let result = chi_square(&counts, &expected);
+    println!("report-noisy-max, exponential noise: {counts:?} {result:?}");
+    assert!(result.passes(), "{result:?}");
+}
+
+/// `Pr[argmax_j (u_j + L_j) = i]` for i.i.d. Laplace(b) noise, by numerical
+/// integration of `f(x − u_i) Π_{j≠i} F(x − u_j)` (the grid is 2⁻²⁰ of Δu, so the
+/// discrete noise agrees with this to about 1e-6).
+fn laplace_noisy_max_probabilities(scores: &[f64], b: f64) -> Vec<f64> {
+    let density = |x: f64| (-x.abs() / b).exp() / (2.0 * b);
+    let cdf = |x: f64| {
+        if x < 0.0 {
+            0.5 * (x / b).exp()
+        } else {
+            1.0 - 0.5 * (-x / b).exp()
+        }
+    };
+    let (lo, hi) = (-60.0 * b - 10.0, 60.0 * b + 10.0);
+    let steps = 400_000;
+    let h = (hi - lo) / steps as f64;
+    (0..scores.len())
+        .map(|i| {
+            let f = |x: f64| {
+                density(x - scores[i])
+                    * (0..scores.len())
+                        .filter(|&j| j != i)
+                        .map(|j| cdf(x - scores[j]))
+                        .product::<f64>()
+            };
+            // Composite Simpson.
+            let mut sum = f(lo) + f(hi);
+            for k in 1..steps {
+                sum += f(lo + k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 };
+            }
+            sum * h / 3.0
+        })
+        .collect()
+}
+
+#[test]
+fn laplace_noisy_max_frequencies_match_numerical_integration() {
+    let scores = [0.0, 1.0, 2.0, 3.5];
+    for (i, (monotone, epsilon)) in [(true, 1.0), (false, 1.0)].into_iter().enumerate() {
+        let mechanism = if monotone {
+            ReportNoisyMax::laplace_monotone(1.0, epsilon).unwrap()
+        } else {
+            ReportNoisyMax::laplace(1.0, epsilon).unwrap()
+        };
+        let b = mechanism.noise_scale().unwrap();
+        let nominal = if monotone { 1.0 } else { 2.0 } / epsilon;
+        assert!(b >= nominal && b < nominal * (1.0 + 1e-5), "{b}");
+        let expected = laplace_noisy_max_probabilities(&scores, b);
+        let total: f64 = expected.iter().sum();
+        assert!((total - 1.0).abs() < 1e-7, "{total}");
+        let expected: Vec<f64> = expected.iter().map(|p| p / total).collect();
+        let mut rng = ChaCha20Rng::seed_from_u64(5200 + i as u64);
+        let counts = frequencies(scores.len(), || mechanism.select(&scores, &mut rng).unwrap());
+        let result = chi_square(&counts, &expected);
+        println!("report-noisy-max Laplace b = {b:.6}: {counts:?} {result:?}");
+        assert!(result.passes(), "{result:?}");
+    }
+    // Ties are broken uniformly.
+    let mechanism = ReportNoisyMax::laplace(1e-9, 1e9).unwrap(); // tiny noise scale
+    let mut rng = ChaCha20Rng::seed_from_u64(5210);
+    let counts = frequencies(3, || mechanism.select(&[7.0, 7.0, 7.0], &mut rng).unwrap());
+    let result = chi_square(&counts, &[1.0 / 3.0; 3]);
+    assert!(result.passes(), "{counts:?} {result:?}");
+}
+
+/// Certified lower bound on ε from singleton events of an index-valued mechanism on
+/// two neighbouring score vectors.
+fn certify_selection(
+    k: usize,
+    seed: u64,
+    mut on_d: impl FnMut(&mut ChaCha20Rng) -> usize,
+    mut on_d_prime: impl FnMut(&mut ChaCha20Rng) -> usize,
+) -> loss_check::Certified {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let a = loss_check::singleton_counts((0..RUNS).map(|_| on_d(&mut rng)), k);
+    let b = loss_check::singleton_counts((0..RUNS).map(|_| on_d_prime(&mut rng)), k);
+    loss_check::certify(&a, &b, RUNS, 0.0)
+}
+
+/// The non-monotone neighbouring pair u(D) = (0, 1, 1), u(D′) = (1, 0, 0) (Δu = 1):
+/// the exponential mechanism's loss on it is ln(e^(1/2)(1 + 2e^(1/2))/(e^(1/2) + 2)) ≈
+/// 0.66 at ε = 1, while the monotone form (wrongly used here) loses
+/// ln(e(1 + 2e)/(e + 2)) ≈ 1.31 > ε.
+const D: [f64; 3] = [0.0, 1.0, 1.0];
+const D_PRIME: [f64; 3] = [1.0, 0.0, 0.0];
+
+#[test]
+fn exponential_mechanism_privacy_loss_and_negative_control() {
+    let epsilon = 1.0;
+    let honest = Exponential::new(1.0, epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5300,
+        |r| honest.select(&D, r).unwrap(),
+        |r| honest.select(&D_PRIME, r).unwrap(),
+    );
+    println!("exponential ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon);
+    let wrong = Exponential::monotone(1.0, epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5301,
+        |r| wrong.select(&D, r).unwrap(),
+        |r| wrong.select(&D_PRIME, r).unwrap(),
+    );
+    println!("monotone form on non-monotone scores, claimed ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower > epsilon);
+}
+
+#[test]
+fn permute_and_flip_privacy_loss_and_negative_control() {
+    let epsilon = 1.0;
+    let honest = PermuteAndFlip::new(1.0, epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5400,
+        |r| honest.select(&D, r).unwrap(),
+        |r| honest.select(&D_PRIME, r).unwrap(),
+    );
+    println!("permute-and-flip ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon);
+    // Negative control: the flip probabilities without the factor 2 (a P&F run at 2ε),
+    // claimed at ε: true loss ln(0.677/0.1226) ≈ 1.71.
+    let wrong = PermuteAndFlip::new(1.0, 2.0 * epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5401,
+        |r| wrong.select(&D, r).unwrap(),
+        |r| wrong.select(&D_PRIME, r).unwrap(),
+    );
+    println!("permute-and-flip at 2ε, claimed ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower > epsilon);
+}
+
+#[test]
+fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
+    let epsilon = 1.0;
+    // Arbitrary scores: Laplace(2Δ/ε).
+    let honest = ReportNoisyMax::laplace(1.0, epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5500,
+        |r| honest.select(&D, r).unwrap(),
+        |r| honest.select(&D_PRIME, r).unwrap(),
+    );
+    println!("report-noisy-max Laplace(2Δ/ε), ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon);
+    // Counting queries under add/remove (monotone): Laplace(Δ/ε); the added record is
+    // counted by candidate 0.
+    let monotone = ReportNoisyMax::laplace_monotone(1.0, epsilon).unwrap();
+    let certified = certify_selection(
+        3,
+        5501,
+        |r| monotone.select(&[0.0, 0.0, 0.0], r).unwrap(),
+        |r| monotone.select(&[1.0, 0.0, 0.0], r).unwrap(),
+    );
+    println!("report-noisy-max Laplace(Δ/ε) on counts, ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon);
+    let certified = certify_selection(
+        3,
+        5502,
+        |r| {
+            ReportNoisyMax::exponential(1.0, epsilon)
+                .unwrap()
+                .select(&D, r)
+                .unwrap()
+        },
+        |r| {
+            ReportNoisyMax::exponential(1.0, epsilon)
+                .unwrap()
+                .select(&D_PRIME, r)
+                .unwrap()
+        },
+    );
+    println!("report-noisy-max exponential noise, ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower <= epsilon);
+
+    // Negative control: the same monotone noisy max on counts (scale Δ/ε = 1, integer
+    // counts, exact discrete Laplace) that ALSO reveals the noisy maximum. Neighbours:
+    // every count moves by one (D = (0, 0), D′ = (1, 1)); the index alone has loss 0,
+    // but the lower tail of the released maximum has likelihood ratio e^(2ε).
+    let noise = DiscreteLaplace::new(Rational::new(1, 1).unwrap());
+    let thresholds: Vec<f64> = (-8..=8).map(f64::from).collect();
+    let revealing = |counts: [i64; 2], rng: &mut ChaCha20Rng| -> f64 {
+        let mut bits = BitSource::new(rng);
+        let noisy: Vec<i128> = counts
+            .iter()
+            .map(|&c| c as i128 + noise.sample_bits(&mut bits))
+            .collect();
+        *noisy.iter().max().unwrap() as f64
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(5503);
+    let a: Vec<f64> = (0..RUNS).map(|_| revealing([0, 0], &mut rng)).collect();
+    let b: Vec<f64> = (0..RUNS).map(|_| revealing([1, 1], &mut rng)).collect();
+    let certified = loss_check::certify(
+        &loss_check::threshold_counts(&a, &thresholds),
+        &loss_check::threshold_counts(&b, &thresholds),
+        RUNS,
+        0.0,
+    );
+    println!("noisy max revealing its value, claimed ε = {epsilon}: {certified:?}");
+    assert!(certified.epsilon_lower > epsilon);
+}
+
+/// Seeds 001, Example 3.1.7: conditions A (0 cases) and B (c cases), Δu = 1. The wrong
+/// answer A has probability at most 2e^(−cε/2) (2e^(−cε) in the monotone form).
+#[test]
+fn seeds_example_3_1_7_wrong_answer_probability_is_within_the_bound() {
+    let (c, epsilon) = (4.0f64, 1.0f64);
+    for (i, monotone) in [false, true].into_iter().enumerate() {
+        let mechanism = if monotone {
+            Exponential::monotone(1.0, epsilon).unwrap()
+        } else {
+            Exponential::new(1.0, epsilon).unwrap()
+        };
+        let bound = 2.0 * (-c * epsilon / if monotone { 1.0 } else { 2.0 }).exp();
+        let mut rng = ChaCha20Rng::seed_from_u64(5600 + i as u64);
+        let wrong = (0..N)
+            .filter(|_| mechanism.select(&[0.0, c], &mut rng).unwrap() == 0)
+            .count() as u64;
+        let upper = loss_check::clopper_pearson_upper(wrong, N, loss_check::ALPHA);
+        println!(
+            "Example 3.1.7 (c = {c}, ε = {epsilon}, monotone = {monotone}): wrong {wrong}/{N}, \
+             99.9% upper {upper:.5} ≤ bound {bound:.5}"
+        );
+        assert!(upper <= bound);
+        // The corollary's form: t = cε/λ − ln 2 gives the same bound.
+        let gap = mechanism.accuracy_gap(2, c * epsilon / if monotone { 1.0 } else { 2.0 } - 2f64.ln());
+        // (plus the score grid g = 2⁻²⁰, the rounding of the scores)
+        assert!(
+            gap >= c && gap <= c * (1.0 + 1e-9) + mechanism.granularity(),
+            "{gap}"
+        );
+    }
+}
+
+#[test]
+fn top_k_peeling_and_validation() {
+    let mechanism = Exponential::new(1.0, 1.0).unwrap();
+    let mut rng = Counting {
+        inner: ChaCha20Rng::seed_from_u64(5700),
+        words: 0,
+    };
+    let top = mechanism
+        .select_top_k(&[0.0, 100.0, 50.0, 99.0], 3, &mut rng)
+        .unwrap();
+    assert_eq!(top.len(), 3);
+    let mut sorted = top.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 3, "no candidate chosen twice: {top:?}");
+    assert_eq!(
+        top[..2].iter().filter(|&&r| r == 1 || r == 3).count(),
+        2,
+        "{top:?}"
+    );
+    assert_eq!(
+        mechanism.top_k_privacy_loss(3),
+        PrivacyLoss::Pure {
+            epsilon: 3.0f64.next_up()
+        }
+    );
+    assert!(mechanism.select_top_k(&[1.0], 2, &mut rng).is_err());
+
+    let before = rng.words;
+    for bad in [f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            mechanism.select(&[1.0, bad], &mut rng),
+            Err(Error::NonFiniteValue { index: 1, .. })
+        ));
+        assert!(
+            PermuteAndFlip::new(1.0, 1.0)
+                .unwrap()
+                .select(&[bad], &mut rng)
+                .is_err()
+        );
+        assert!(
+            ReportNoisyMax::laplace(1.0, 1.0)
+                .unwrap()
+                .select(&[bad], &mut rng)
+                .is_err()
+        );
+    }
+    assert!(matches!(
+        mechanism.select(&[], &mut rng),
+        Err(Error::EmptyInput { .. })
+    ));
+    assert_eq!(rng.words, before, "randomness drawn for rejected input");
+    for (s, e) in [
+        (0.0, 1.0),
+        (1.0, 0.0),
+        (f64::NAN, 1.0),
+        (1.0, f64::INFINITY),
+        (-1.0, 1.0),
+    ] {
+        assert!(Exponential::new(s, e).is_err());
+        assert!(PermuteAndFlip::new(s, e).is_err());
+        assert!(ReportNoisyMax::laplace(s, e).is_err());
+        assert!(ReportNoisyMax::exponential(s, e).is_err());
+    }
+    // Extreme but valid scores are clamped to the public range, never an error.
+    let r = mechanism.select(&[f64::MAX, f64::MIN, 0.0], &mut rng).unwrap();
+    assert_eq!(r, 0);
+}
