@@ -8,6 +8,9 @@ use crate::{CryptoRng, Error};
 /// information is released than allowed, so the claim still holds).
 const MAX_EPSILON: f64 = 64.0;
 
+/// `16·ln 2` rounded down: the largest ε used by k-ary randomized response for k > 2¹⁶.
+const KARY_LARGE_K_EPSILON_CAP: f64 = 11.090_354_888_959_1;
+
 /// A dyadic rational `num/2⁶²`-or-coarser **at most** `x` (`0 ≤ x ≤ 64`): the ε actually
 /// used by the exact samplers, never above the requested one.
 pub(crate) fn dyadic_down(x: f64) -> (u128, u128) {
@@ -158,6 +161,10 @@ impl RandomizedResponse {
 ///   otherwise, with Bernoulli(`e^(−ε)`), report `(v + u) mod k` }: each other value
 ///   has weight `e^(−ε)/k` against `1/k` for `v`, as required. ε is rounded down to a
 ///   dyadic rational (at most 64).
+/// * **Running time:** about `min(k, e^ε + 1)` rounds on average; to bound it, for
+///   `k > 2¹⁶` the ε actually used is capped at `16·ln 2 ≈ 11.09` (still within the
+///   claimed ε, with less accuracy than the claim would allow). The number of rounds
+///   is random and correlated with whether the value was kept (timing).
 /// * **Estimator:** with `cⱼ` reports of `j` among `n`, `π̂ⱼ = (cⱼ/n − q)/(p − q)` is
 ///   unbiased ([`estimate_frequencies`](Self::estimate_frequencies)).
 ///
@@ -189,7 +196,15 @@ impl KaryRandomizedResponse {
             });
         }
         let epsilon = check_epsilon(epsilon)?;
-        let (num, den) = dyadic_down(epsilon);
+        // Expected rounds of the sampler: 1/(1/k + (1 − 1/k)e^(−ε)) ≤ min(k, e^ε + 1).
+        // For k > 2^16 the ε used is capped at 16·ln 2 (rounded down) to keep that below
+        // about 2^16; less ε than allowed is still within the claim.
+        let used = if k > 1 << 16 {
+            epsilon.min(KARY_LARGE_K_EPSILON_CAP)
+        } else {
+            epsilon
+        };
+        let (num, den) = dyadic_down(used);
         Ok(Self { k, epsilon, num, den })
     }
 
@@ -238,7 +253,8 @@ impl KaryRandomizedResponse {
         }
     }
 
-    /// `(p, q)`: the probabilities of reporting the true value and each other value.
+    /// `(p, q)`: the probabilities of reporting the true value and each other value
+    /// (with the ε actually used).
     pub fn probabilities(&self) -> (f64, f64) {
         let w = exp_neg(self.num, self.den);
         let total = 1.0 + (self.k - 1) as f64 * w;
