@@ -404,3 +404,43 @@ fn top_k_peeling_and_validation() {
     let r = mechanism.select(&[f64::MAX, f64::MIN, 0.0], &mut rng).unwrap();
     assert_eq!(r, 0);
 }
+
+/// Value stability: a fixed seed gives these exact outputs.
+#[test]
+fn pinned_outputs_for_a_fixed_seed() {
+    let mut rng = ChaCha20Rng::seed_from_u64(2026);
+    let scores = [1.0, 3.0, 2.0, 2.5];
+    let e: Vec<usize> = (0..6)
+        .map(|_| {
+            Exponential::new(1.0, 1.0)
+                .unwrap()
+                .select(&scores, &mut rng)
+                .unwrap()
+        })
+        .collect();
+    let p: Vec<usize> = (0..6)
+        .map(|_| {
+            PermuteAndFlip::new(1.0, 1.0)
+                .unwrap()
+                .select(&scores, &mut rng)
+                .unwrap()
+        })
+        .collect();
+    let r: Vec<usize> = (0..6)
+        .map(|_| {
+            ReportNoisyMax::laplace(1.0, 1.0)
+                .unwrap()
+                .select(&scores, &mut rng)
+                .unwrap()
+        })
+        .collect();
+    println!("pinned {e:?} {p:?} {r:?}");
+    assert_eq!(
+        (e, p, r),
+        (
+            vec![3, 3, 3, 1, 1, 2],
+            vec![2, 1, 1, 0, 1, 3],
+            vec![3, 1, 0, 1, 1, 3]
+        )
+    );
+}

@@ -103,6 +103,8 @@ pub struct Gaussian {
     sensitivity: f64,
     calibration: Calibration,
     grid: Grid,
+    /// `σ/Δᵤ` for one value and for vectors (`n ≥ 2`); fixed by the calibration.
+    ratios: (f64, f64),
     scalar_noise: DiscreteGaussianNoise,
 }
 
@@ -162,10 +164,25 @@ impl Gaussian {
             });
         }
         let grid = Grid::new(floor_log2(sigma_estimate) - SIGMA_UNITS_BITS);
+        let ratios = match calibration {
+            Calibration::Zcdp { rho } => (zcdp_ratio(rho), zcdp_ratio(rho)),
+            Calibration::Analytic { epsilon, delta } => (
+                analytic_ratio(epsilon, delta - DISCRETE_SLACK)?,
+                conversion_ratio(epsilon, delta)?,
+            ),
+            Calibration::Classical { epsilon, delta } => {
+                let formula = classical_ratio(epsilon, delta);
+                (
+                    formula.max(analytic_ratio(epsilon, delta - DISCRETE_SLACK)?),
+                    formula.max(conversion_ratio(epsilon, delta)?),
+                )
+            }
+        };
         let mut mechanism = Self {
             sensitivity,
             calibration,
             grid,
+            ratios,
             scalar_noise: DiscreteGaussianNoise::from_ratio(1, 1)?,
         };
         mechanism.scalar_noise = mechanism.noise_for(1)?;
@@ -177,25 +194,7 @@ impl Gaussian {
         let units = round::div_up(self.sensitivity, self.grid.granularity());
         let root_n = round::sqrt_up(super::geometric::u64_to_f64_up(n.max(1) as u64));
         let unit_sensitivity = round::add_up(units, root_n);
-        let ratio = match self.calibration {
-            Calibration::Zcdp { rho } => zcdp_ratio(rho),
-            Calibration::Analytic { epsilon, delta } => {
-                if n <= 1 {
-                    analytic_ratio(epsilon, delta - DISCRETE_SLACK)?
-                } else {
-                    conversion_ratio(epsilon, delta)?
-                }
-            }
-            Calibration::Classical { epsilon, delta } => {
-                let formula = classical_ratio(epsilon, delta);
-                let needed = if n <= 1 {
-                    analytic_ratio(epsilon, delta - DISCRETE_SLACK)?
-                } else {
-                    conversion_ratio(epsilon, delta)?
-                };
-                formula.max(needed)
-            }
-        };
+        let ratio = if n <= 1 { self.ratios.0 } else { self.ratios.1 };
         let sigma_units = round::mul_up(unit_sensitivity, ratio).ceil();
         let max = (1u64 << 62) as f64;
         if !(sigma_units.is_finite() && (1.0..=max).contains(&sigma_units)) {
