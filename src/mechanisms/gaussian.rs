@@ -18,8 +18,8 @@ pub const MIN_DELTA: f64 = 1e-15;
 /// The noise standard deviation is about `2⁶⁰` grid units (`σ/g ∈ [2⁶⁰, 2⁶¹)` before the
 /// rounding charge).
 const SIGMA_UNITS_BITS: i32 = 60;
-/// Upper bound on the δ slack of the discrete noise at `σ ≥ 2⁶⁰` units:
-/// `2/(√(2π)·σ) + 4·e^(−2π²σ²) < 6.4·10⁻¹⁹`.
+/// Upper bound on the δ slack of the discrete noise at `s ≥ 2⁶⁰` units:
+/// `2/(√(2π)·s) + 8·e^(−2π²s²) < 6.93·10⁻¹⁹`.
 const DISCRETE_SLACK: f64 = 1e-18;
 /// Relative accuracy assumed for the `erfc` evaluations, charged to δ (the tests check
 /// `erfc` against statrs to `1e-14`).
@@ -70,11 +70,14 @@ enum Calibration {
 /// * (ε, δ), one value (`release`): for an integer shift `m` the privacy loss
 ///   `(m² − 2mZ)/(2s²)` is linear in `Z`, so `δ(ε) = Pr[Z > εs²/m − m/2] −
 ///   e^ε·Pr[Z > εs²/m + m/2]` with `Z ~ N_ℤ(0, s²)` (CKS20 Theorem 7). Comparing the
-///   lattice sums with integrals (the summand is monotone on each side of 0, at most 1,
-///   and `Σ_z e^(−z²/2s²) ∈ [√(2π)s, √(2π)s(1 + 4e^(−2π²s²))]` by Poisson summation)
-///   gives `δ_discrete(m) ≤ δ_continuous(m) + 2/(√(2π)s) + 4e^(−2π²s²)`, and
-///   `δ_continuous` increases with `m ≤ Δᵤ` (Balle & Wang 2018). With `s ≥ 2⁶⁰` the
-///   slack is below `10⁻¹⁸`: the calibration solves `δ_continuous(Δᵤ) ≤ δ − 10⁻¹⁸`
+///   lattice sums with integrals (the summand `f(z) = e^(−z²/2s²)` is monotone on each
+///   side of 0 and at most 1, and `Σ_z f(z) ∈ [√(2π)s, √(2π)s(1 + τ)]`,
+///   `τ ≤ 4e^(−2π²s²)`, by Poisson summation) gives
+///   `Pr[Z > c₁] ≤ Φ̄(a) + φ(a)/s + τ` and `Pr[Z > c₂] ≥ Φ̄(b)/(1 + τ) − φ(b)/s` with
+///   `a = c₁/s`, `b = c₂/s`; since `e^ε·φ(b) = φ(a)` and `e^ε·Φ̄(b) ≤ Φ̄(a) ≤ 1`,
+///   `δ_discrete(m) ≤ δ_continuous(m) + 2/(√(2π)s) + 2τ`, and `δ_continuous`
+///   increases with `m ≤ Δᵤ` (Balle & Wang 2018). The grid makes `s ≥ 2⁶⁰`, so the
+///   slack is below `7·10⁻¹⁹ < 10⁻¹⁸`: the calibration solves `δ_continuous(Δᵤ) ≤ δ − 10⁻¹⁸`
 ///   (with a further `10⁻¹³` relative margin for the `erfc` evaluations), which is why
 ///   δ below [`MIN_DELTA`] is refused.
 /// * (ε, δ), vectors (`release_slice` with `n ≥ 2`): the noise is calibrated so that
