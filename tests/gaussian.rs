@@ -371,3 +371,58 @@ fn pinned_gaussian_outputs_for_a_fixed_seed() {
         )
     );
 }
+
+/// The exact δ(ε) of the integer mechanism, CKS20 Theorem 7:
+/// `max_{1≤m≤Δ} Pr[Z > εσ²/m − m/2] − e^ε·Pr[Z > εσ²/m + m/2]`, with the discrete
+/// Gaussian tails summed exactly in f64 — at most the δ it was calibrated for (through
+/// the zCDP conversion, which is conservative).
+#[test]
+fn discrete_gaussian_exact_delta_is_within_the_claim() {
+    for (sensitivity, epsilon, delta) in [(1u64, 1.0, 1e-5), (1, 0.5, 1e-6), (3, 2.0, 1e-9)] {
+        let mechanism = dpmech::DiscreteGaussian::approximate(sensitivity, epsilon, delta).unwrap();
+        let (num, den) = mechanism.sigma_squared();
+        let variance = num as f64 / den as f64;
+        let cdf = discrete_gaussian_cdf(variance);
+        let tail = |c: f64| 1.0 - cdf(c.floor() as i128); // Pr[Z > c]
+        let exact = (1..=sensitivity)
+            .map(|m| {
+                let m = m as f64;
+                tail(epsilon * variance / m - m / 2.0)
+                    - epsilon.exp() * tail(epsilon * variance / m + m / 2.0)
+            })
+            .fold(0.0f64, f64::max);
+        println!(
+            "DiscreteGaussian::approximate(Δ={sensitivity}, ε={epsilon}, δ={delta:e}): σ = {:.6}, exact δ(ε) = {exact:.4e}",
+            mechanism.sigma()
+        );
+        assert!(exact <= delta, "{exact}");
+    }
+}
+
+#[test]
+fn gaussian_slices_use_the_vector_sigma_and_share_the_grid() {
+    let mechanism = Gaussian::analytic(1.0, 1.0, 1e-6).unwrap();
+    let sigma3 = mechanism.sigma_for(3).unwrap();
+    println!(
+        "σ for one value {:.6}, for 3 values {sigma3:.6}",
+        mechanism.sigma()
+    );
+    assert!(sigma3 > mechanism.sigma() && sigma3 < 1.5 * mechanism.sigma());
+    let g = mechanism.granularity();
+    let normal = Normal::new(0.0, sigma3).unwrap();
+    let edges: Vec<f64> = (1..40).map(|j| normal.inverse_cdf(j as f64 / 40.0)).collect();
+    let mut rng = ChaCha20Rng::seed_from_u64(3700);
+    let mut observed = vec![vec![0u64; 40]; 3];
+    let inputs = [0.0, 1.0, -2.5];
+    for _ in 0..N / 2 {
+        let out = mechanism.release_slice(&inputs, &mut rng).unwrap();
+        for (k, (y, x)) in out.iter().zip(inputs).enumerate() {
+            assert_eq!((y / g).fract(), 0.0, "{y} is off the grid for input {x}");
+            observed[k][edges.partition_point(|&e| e < y - x)] += 1;
+        }
+    }
+    for counts in observed {
+        let result = chi_square(&counts, &[1.0 / 40.0; 40]);
+        assert!(result.passes(), "{result:?}");
+    }
+}
