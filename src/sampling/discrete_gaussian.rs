@@ -81,8 +81,8 @@ impl DiscreteGaussian {
         Self::build(sigma_squared.num() as u128, sigma_squared.den())
     }
 
-    /// The discrete Gaussian with `σ² = num/den`, for `1 ≤ num ≤ 2¹²⁴` and
-    /// `1 ≤ den < 2⁶⁴`; [`Error::InvalidParameter`] otherwise.
+    /// The discrete Gaussian with `σ² = num/den`, for `1 ≤ num ≤ 2¹²⁴` and any
+    /// `den ≥ 1`; [`Error::InvalidParameter`] otherwise.
     pub fn from_ratio(num: u128, den: u64) -> Result<Self, Error> {
         if num == 0 || num > MAX_VARIANCE_NUM {
             return Err(Error::InvalidParameter {
@@ -91,11 +91,11 @@ impl DiscreteGaussian {
                 reason: "must lie in [1, 2^124]",
             });
         }
-        if den == 0 || den == u64::MAX {
+        if den == 0 {
             return Err(Error::InvalidParameter {
                 name: "sigma_squared denominator",
-                value: den as f64,
-                reason: "must lie in [1, 2^64 - 1)",
+                value: 0.0,
+                reason: "must be at least 1",
             });
         }
         Ok(Self::build(num, den))
@@ -369,5 +369,11 @@ mod tests {
         assert!(DiscreteGaussian::from_ratio(0, 1).is_err());
         assert!(DiscreteGaussian::from_ratio(MAX_VARIANCE_NUM + 1, 1).is_err());
         assert!(DiscreteGaussian::from_ratio(1, 0).is_err());
+        assert_eq!(
+            DiscreteGaussian::from_ratio(u64::MAX as u128, u64::MAX)
+                .unwrap()
+                .proposal_scale(),
+            2
+        );
     }
 }
