@@ -41,7 +41,9 @@ pub mod statistics;
 pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
-    AboveThreshold, Answer, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse, Laplace, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse, StandardSvt, gaussian, geometric, laplace,
+    AboveThreshold, Answer, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse,
+    Laplace, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse,
+    StandardSvt, gaussian, geometric, laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};

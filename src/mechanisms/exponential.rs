@@ -288,7 +288,7 @@ impl Exponential {
     /// `PrivacyLoss::Pure { k·ε }` (rounded up) for [`select_top_k`](Self::select_top_k).
     pub fn top_k_privacy_loss(&self, k: usize) -> PrivacyLoss {
         PrivacyLoss::Pure {
-            epsilon: round::mul_up(self.epsilon, super::geometric::u64_to_f64_up(k as u64)),
+            epsilon: round::mul_up(self.epsilon, crate::privacy::round::u64_up(k as u64)),
         }
     }
 }

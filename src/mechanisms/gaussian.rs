@@ -195,7 +195,7 @@ impl Gaussian {
     /// The discrete noise for a vector of `n` coordinates.
     fn noise_for(&self, n: usize) -> Result<DiscreteGaussianNoise, Error> {
         let units = round::div_up(self.sensitivity, self.grid.granularity());
-        let root_n = round::sqrt_up(super::geometric::u64_to_f64_up(n.max(1) as u64));
+        let root_n = round::sqrt_up(crate::privacy::round::u64_up(n.max(1) as u64));
         let unit_sensitivity = round::add_up(units, root_n);
         let ratio = if n <= 1 { self.ratios.0 } else { self.ratios.1 };
         let sigma_units = round::mul_up(unit_sensitivity, ratio).ceil();
@@ -568,7 +568,7 @@ impl DiscreteGaussian {
         if l2_sensitivity == 0 {
             return Err(Error::InvalidSensitivity { value: 0.0 });
         }
-        let delta = super::geometric::u64_to_f64_up(l2_sensitivity);
+        let delta = crate::privacy::round::u64_up(l2_sensitivity);
         let variance = round::div_up(round::mul_up(delta, delta), round::mul_down(2.0, rho));
         let variance = Rational::from_f64_up(variance)?;
         Ok(Self {

@@ -26,9 +26,9 @@ mod exponential;
 mod gaussian;
 mod geometric;
 mod laplace;
-pub mod svt;
 mod noisy_max;
 mod randomized_response;
+pub mod svt;
 
 pub use exponential::{Exponential, PermuteAndFlip};
 pub use gaussian::{
@@ -37,9 +37,9 @@ pub use gaussian::{
 pub use geometric::Geometric;
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
-pub use svt::{AboveThreshold, Answer, Monotonicity, NumericSparse, Sparse, StandardSvt};
 pub use noisy_max::ReportNoisyMax;
 pub use randomized_response::{KaryRandomizedResponse, RandomizedResponse};
+pub use svt::{AboveThreshold, Answer, Monotonicity, NumericSparse, Sparse, StandardSvt};
 
 use crate::Error;
 use crate::rng::with_thread_rng;
