@@ -65,6 +65,51 @@ pub fn laplace_vector_half_width(scale: f64, n: usize, beta: f64) -> Result<f64,
     Ok(round::mul_up(scale, round::ln_up(n as f64 / beta).max(0.0)))
 }
 
+/// The smallest ε (found by bisection, to a relative `10⁻⁹`, returning the end of the
+/// bracket that meets the target) for which the analytic Gaussian mechanism of L2
+/// sensitivity `Δ₂` at `δ` has [`Gaussian::accuracy`](crate::Gaussian::accuracy)`(β)`
+/// at most `half_width`. Errors when no ε up to `10⁶` reaches the target.
+///
+/// ```
+/// use dpmech::{Gaussian, statistics::accuracy::gaussian_epsilon_for_half_width};
+/// let epsilon = gaussian_epsilon_for_half_width(1.0, 5.0, 0.05, 1e-6)?;
+/// assert!(Gaussian::analytic(1.0, epsilon, 1e-6)?.accuracy(0.05)? <= 5.0);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn gaussian_epsilon_for_half_width(
+    l2_sensitivity: f64,
+    half_width: f64,
+    beta: f64,
+    delta: f64,
+) -> Result<f64, Error> {
+    let half_width = check_positive("half_width", half_width)?;
+    check_beta(beta)?;
+    let meets = |epsilon: f64| -> Result<bool, Error> {
+        Ok(crate::Gaussian::analytic(l2_sensitivity, epsilon, delta)?.accuracy(beta)? <= half_width)
+    };
+    let (mut low, mut high) = (1e-9f64, 1e6f64);
+    if !meets(high)? {
+        return Err(Error::InvalidParameter {
+            name: "half_width",
+            value: half_width,
+            reason: "no epsilon up to 1e6 gives this accuracy",
+        });
+    }
+    if meets(low)? {
+        return Ok(low);
+    }
+    // Invariant: `low` misses the target, `high` meets it; accuracy falls as ε grows.
+    while high / low > 1.0 + 1e-9 {
+        let middle = (low * high).sqrt();
+        if meets(middle)? {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Ok(high)
+}
+
 /// The smallest integer `k` with `Pr[|Z| > k] ≤ β` for discrete Laplace noise of scale
 /// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`).
 pub fn geometric_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
@@ -200,5 +245,29 @@ mod tests {
         }
         assert!(belief_bounds(1.5, 1.0).is_err() && belief_bounds(0.5, -1.0).is_err());
         assert!(laplace_vector_half_width(1.0, 0, 0.1).is_err());
+    }
+
+    #[test]
+    fn gaussian_epsilon_for_a_half_width_is_the_smallest_that_meets_it() {
+        for (width, delta) in [(5.0, 1e-6), (0.5, 1e-9), (40.0, 1e-5)] {
+            let epsilon = gaussian_epsilon_for_half_width(1.0, width, 0.05, delta).unwrap();
+            let at = |e: f64| {
+                crate::Gaussian::analytic(1.0, e, delta)
+                    .unwrap()
+                    .accuracy(0.05)
+                    .unwrap()
+            };
+            assert!(
+                at(epsilon) <= width,
+                "{width}: ε = {epsilon} gives {}",
+                at(epsilon)
+            );
+            assert!(
+                at(epsilon * (1.0 - 1e-6)) > width,
+                "{width}: ε = {epsilon} is not the smallest"
+            );
+        }
+        assert!(gaussian_epsilon_for_half_width(1.0, 1e-12, 0.05, 1e-6).is_err());
+        assert!(gaussian_epsilon_for_half_width(1.0, 1.0, 2.0, 1e-6).is_err());
     }
 }
