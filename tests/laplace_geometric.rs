@@ -3,27 +3,12 @@
 
 mod common;
 
-use common::{
-    Counting, bin_counts, bin_probabilities, chi_square, discrete_laplace_cdf, discrete_laplace_edges,
-    merge_small_bins,
-};
+use common::{Counting, chi_square, discrete_laplace_fit};
 use dpmech::{Error, Geometric, Laplace, PrivacyLoss};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 const N: u64 = 100_000;
-
-fn fit_discrete_laplace(samples: &[i128], tau: f64) -> common::ChiSquare {
-    let edges = if tau <= 30.0 {
-        (-(40.0 * tau) as i128 - 2..=(40.0 * tau) as i128 + 2).collect::<Vec<_>>()
-    } else {
-        discrete_laplace_edges(tau, 60)
-    };
-    let observed = bin_counts(samples.iter().copied(), &edges);
-    let expected = bin_probabilities(discrete_laplace_cdf(tau), &edges);
-    let (observed, expected) = merge_small_bins(&observed, &expected, samples.len() as u64, 5.0);
-    chi_square(&observed, &expected)
-}
 
 /// Grid units of `x`, asserting that `x` is an exact multiple of `g`.
 fn units(x: f64, g: f64) -> i128 {
@@ -54,7 +39,7 @@ fn laplace_noise_divided_by_the_granularity_is_discrete_laplace() {
         let noise: Vec<i128> = (0..N)
             .map(|_| units(mechanism.release(value, &mut rng).unwrap(), g) - centre)
             .collect();
-        let fit = fit_discrete_laplace(&noise, tau);
+        let fit = discrete_laplace_fit(&noise, tau);
         println!(
             "Laplace Δ={sensitivity} ε={epsilon} x={value}: g = 2^{}, τ = {tau}, {fit:?}",
             g.log2()
@@ -83,7 +68,7 @@ fn laplace_slice_uses_the_vector_scale_per_coordinate() {
         second.push(units(out[1], g) - units(10.0, g));
     }
     for coordinate in [&first, &second] {
-        let fit = fit_discrete_laplace(coordinate, tau);
+        let fit = discrete_laplace_fit(coordinate, tau);
         assert!(fit.passes(), "{fit:?}");
     }
     // Independence of the coordinates: the sign pattern is uniform over 4 cells
@@ -111,7 +96,7 @@ fn geometric_noise_is_discrete_laplace_with_alpha_exp_minus_epsilon_over_delta()
         let noise: Vec<i128> = (0..N)
             .map(|_| (mechanism.release(value, &mut rng) - value) as i128)
             .collect();
-        let fit = fit_discrete_laplace(&noise, tau);
+        let fit = discrete_laplace_fit(&noise, tau);
         println!("Geometric Δ={sensitivity} ε={epsilon}: τ = {tau}, {fit:?}");
         assert!(fit.passes(), "{fit:?}");
         assert_eq!(mechanism.privacy_loss(), PrivacyLoss::Pure { epsilon });

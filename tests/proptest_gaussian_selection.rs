@@ -6,29 +6,12 @@ use dpmech::{
     DiscreteGaussian, Error, Exponential, Gaussian, KaryRandomizedResponse, PermuteAndFlip,
     RandomizedResponse, ReportNoisyMax,
 };
+mod common;
+
+use common::any_float;
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-
-fn any_float() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(-0.0),
-        Just(0.0),
-        Just(f64::MIN_POSITIVE),
-        Just(5e-324),
-        Just(f64::MAX),
-        Just(f64::MIN),
-        Just(1.0),
-        Just(0.999_999),
-        (-1e6f64..1e6),
-        (0f64..1.0),
-        any::<f64>(),
-        (-300i32..300).prop_map(|e| 10f64.powi(e)),
-    ]
-}
 
 fn is_typed(e: &Error) -> bool {
     matches!(

@@ -8,9 +8,7 @@
 
 mod common;
 
-use common::{
-    bin_counts, bin_probabilities, chi_square, discrete_laplace_cdf, discrete_laplace_edges, merge_small_bins,
-};
+use common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::sampling::{
     BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio, uniform_below,
 };
@@ -18,19 +16,6 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 const N: u64 = 100_000;
-
-/// Chi-square of samples against the discrete Laplace of scale `tau`.
-fn discrete_laplace_fit(samples: &[i128], tau: f64) -> common::ChiSquare {
-    let edges = if tau <= 30.0 {
-        (-(40.0 * tau) as i128 - 2..=(40.0 * tau) as i128 + 2).collect::<Vec<_>>()
-    } else {
-        discrete_laplace_edges(tau, 60)
-    };
-    let observed = bin_counts(samples.iter().copied(), &edges);
-    let expected = bin_probabilities(discrete_laplace_cdf(tau), &edges);
-    let (observed, expected) = merge_small_bins(&observed, &expected, N, 5.0);
-    chi_square(&observed, &expected)
-}
 
 fn sample_discrete_laplace(scale: Rational, seed: u64) -> Vec<i128> {
     let noise = DiscreteLaplace::new(scale);

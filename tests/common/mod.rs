@@ -2,6 +2,7 @@
 //! test with its critical value derived from the chi-square distribution (statrs).
 #![allow(dead_code)]
 
+use proptest::prelude::*;
 use rand_core::{Infallible, TryCryptoRng, TryRng};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -159,3 +160,39 @@ impl<R: TryRng<Error = Infallible>> TryRng for Counting<R> {
 }
 
 impl<R: TryCryptoRng<Error = Infallible>> TryCryptoRng for Counting<R> {}
+
+/// Chi-square of integer samples against the discrete Laplace of scale `tau`: one bin
+/// per integer for small scales, about 60 equal-probability bins otherwise; bins merged
+/// until each expects at least 5 samples.
+pub fn discrete_laplace_fit(samples: &[i128], tau: f64) -> ChiSquare {
+    let edges = if tau <= 30.0 {
+        (-(40.0 * tau) as i128 - 2..=(40.0 * tau) as i128 + 2).collect::<Vec<_>>()
+    } else {
+        discrete_laplace_edges(tau, 60)
+    };
+    let observed = bin_counts(samples.iter().copied(), &edges);
+    let expected = bin_probabilities(discrete_laplace_cdf(tau), &edges);
+    let (observed, expected) = merge_small_bins(&observed, &expected, samples.len() as u64, 5.0);
+    chi_square(&observed, &expected)
+}
+
+/// Arbitrary floats with the special values (NaN, ±∞, ±0, subnormals, extremes)
+/// over-represented, for the no-panic property tests.
+pub fn any_float() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(-0.0),
+        Just(0.0),
+        Just(f64::MIN_POSITIVE),
+        Just(5e-324),
+        Just(f64::MAX),
+        Just(f64::MIN),
+        Just(1.0),
+        Just(0.999_999),
+        (-1e6f64..1e6),
+        any::<f64>(),
+        (-300i32..300).prop_map(|e| 10f64.powi(e)),
+    ]
+}
