@@ -11,16 +11,19 @@
 //!
 //! ## Layers
 //!
-//! Dependencies point down; nothing depends on `mechanisms`.
+//! Dependencies point down; nothing below `statistics` depends on it, and nothing
+//! below `mechanisms` depends on `mechanisms`.
 //!
 //! ```text
-//!  mechanisms   Laplace, Geometric, Gaussian, DiscreteGaussian, sparse vector (svt), one-call
-//!               laplace()/geometric()/gaussian()
+//!  statistics   count, sum, mean (seeds' Algorithms 1, 3, 4), histogram; accuracy
 //!  mechanisms   Laplace, Geometric, Gaussian, DiscreteGaussian, Exponential, PermuteAndFlip,
-//!               ReportNoisyMax, RandomizedResponse; one-call laplace()/geometric()/gaussian()
+//!               ReportNoisyMax, RandomizedResponse, sparse vector (svt); one-call
+//!               laplace() / geometric() / gaussian()
 //!  sampling     exact noise from integer arithmetic (no privacy claims)
-//!  privacy      Epsilon, Delta, Rho, PrivacyLoss, outward rounding
+//!  sensitivity · composition (+ Accountant) · privacy (Epsilon, Delta, Rho,
+//!               PrivacyLoss, outward rounding)
 //!  rng · error  DefaultRng (OS-keyed ChaCha20), one crate-wide Error
+//!  audit        the empirical privacy auditor (used by the tests of every layer)
 //! ```
 //!
 //! Every mechanism documents its guarantee (pure ε-DP, (ε, δ)-DP or ρ-zCDP), the

@@ -80,7 +80,7 @@ impl Geometric {
 
     /// The smallest `k` with `Pr[|M(x) − f(x)| > k] ≤ β` for one released value.
     pub fn confidence_half_width(&self, beta: f64) -> Result<u64, Error> {
-        crate::statistics::accuracy::geometric_half_width(self.scale(), beta)
+        discrete_laplace_half_width(self.scale(), beta)
     }
 
     /// The L1 sensitivity Δ.
@@ -94,4 +94,34 @@ impl Geometric {
             epsilon: self.epsilon,
         }
     }
+}
+
+/// Validates a failure probability β ∈ (0, 1).
+pub(crate) fn check_beta(beta: f64) -> Result<f64, Error> {
+    if beta > 0.0 && beta < 1.0 {
+        Ok(beta)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "beta",
+            value: beta,
+            reason: "the failure probability must lie in (0, 1)",
+        })
+    }
+}
+
+/// The smallest integer `k` with `Pr[|Z| > k] ≤ β` for discrete Laplace noise of scale
+/// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`), rounded up.
+pub(crate) fn discrete_laplace_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "scale",
+            value: scale,
+            reason: "must be finite and > 0",
+        });
+    }
+    let beta = check_beta(beta)?;
+    let alpha = round::exp_up(-1.0 / scale).min(1.0);
+    // α^(k+1) ≤ β(1+α)/2  ⇔  k + 1 ≥ ln(2/(β(1+α)))·τ.
+    let needed = round::mul_up(round::ln_up(2.0 / (beta * (1.0 + alpha))), scale);
+    Ok((needed.ceil() - 1.0).max(0.0) as u64)
 }

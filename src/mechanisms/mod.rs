@@ -35,6 +35,7 @@ pub use gaussian::{
     DiscreteGaussian, Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta,
 };
 pub use geometric::Geometric;
+pub(crate) use geometric::{check_beta, discrete_laplace_half_width};
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
 pub use noisy_max::ReportNoisyMax;

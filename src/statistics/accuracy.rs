@@ -4,19 +4,8 @@
 //! and every "ε needed" is rounded up too (enough budget to meet the target).
 
 use crate::Error;
+use crate::mechanisms::check_beta;
 use crate::privacy::{check_epsilon, round};
-
-fn check_beta(beta: f64) -> Result<f64, Error> {
-    if beta > 0.0 && beta < 1.0 {
-        Ok(beta)
-    } else {
-        Err(Error::InvalidParameter {
-            name: "beta",
-            value: beta,
-            reason: "the failure probability must lie in (0, 1)",
-        })
-    }
-}
 
 fn check_positive(name: &'static str, value: f64) -> Result<f64, Error> {
     if value.is_finite() && value > 0.0 {
@@ -113,12 +102,7 @@ pub fn gaussian_epsilon_for_half_width(
 /// The smallest integer `k` with `Pr[|Z| > k] ≤ β` for discrete Laplace noise of scale
 /// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`).
 pub fn geometric_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
-    let scale = check_positive("scale", scale)?;
-    let beta = check_beta(beta)?;
-    let alpha = round::exp_up(-1.0 / scale).min(1.0);
-    // α^(k+1) ≤ β(1+α)/2  ⇔  k + 1 ≥ ln(2/(β(1+α)))·τ.
-    let needed = round::mul_up(round::ln_up(2.0 / (beta * (1.0 + alpha))), scale);
-    Ok((needed.ceil() - 1.0).max(0.0) as u64)
+    crate::mechanisms::discrete_laplace_half_width(scale, beta)
 }
 
 /// How far ε-DP lets an adversary's belief move (Li et al., *Differential Privacy: From
