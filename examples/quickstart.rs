@@ -47,7 +47,11 @@ fn main() -> Result<(), dpmech::Error> {
         accountant.remaining()
     );
     for entry in accountant.ledger() {
-        println!("    ledger: {entry:?}");
+        println!(
+            "    {:<6} charged {}",
+            entry.label.as_deref().unwrap_or("-"),
+            entry.charged
+        );
     }
     Ok(())
 }
