@@ -6,10 +6,10 @@
 //! χ²(bins − 1).
 
 mod common;
-mod loss_check;
 
 use common::Counting;
 use common::{bin_counts, chi_square, merge_small_bins};
+use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::analytic_gaussian_delta;
 use dpmech::sampling::{BitSource, DiscreteGaussian, Rational};
 use dpmech::{Error, Gaussian, PrivacyLoss};
@@ -219,43 +219,89 @@ fn gaussian_release_is_normal_on_the_grid() {
     assert_eq!(zcdp.privacy_loss(), PrivacyLoss::Zcdp { rho: 0.5 });
 }
 
-/// Runs `mechanism` on 0 and on 1 (Δ₂ = 1) and certifies a lower bound on ε over the
-/// threshold events `{y ≤ c}`, `{y > c}`, `c = σ·(−4 + j/4)`.
-fn gaussian_certified_epsilon(mechanism: &Gaussian, delta: f64, seed: u64) -> loss_check::Certified {
-    const RUNS: u64 = 200_000;
-    let sigma = mechanism.sigma();
-    let thresholds: Vec<f64> = (0..=40).map(|j| sigma * (-4.0 + 0.25 * j as f64)).collect();
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let a: Vec<f64> = (0..RUNS)
-        .map(|_| mechanism.release(0.0, &mut rng).unwrap())
-        .collect();
-    let b: Vec<f64> = (0..RUNS)
-        .map(|_| mechanism.release(1.0, &mut rng).unwrap())
-        .collect();
-    loss_check::certify(
-        &loss_check::threshold_counts(&a, &thresholds),
-        &loss_check::threshold_counts(&b, &thresholds),
-        RUNS,
-        delta,
-    )
+/// The (ε, δ) an auditor tests `Gaussian` claims with: run on 0 and on 1 (Δ₂ = 1),
+/// real outputs (quantile bins with finer tails, thresholds and intervals between them).
+fn audit_gaussian(mechanism: &Gaussian, auditor: &Auditor) -> AuditReport {
+    auditor
+        .audit_real(
+            |r| mechanism.release(0.0, r).unwrap(),
+            |r| mechanism.release(1.0, r).unwrap(),
+        )
+        .unwrap()
 }
 
 #[test]
 fn gaussian_privacy_loss_is_within_the_claim_and_the_negative_control_is_caught() {
     let (epsilon, delta) = (1.0, 1e-5);
     let honest = Gaussian::analytic(1.0, epsilon, delta).unwrap();
-    let certified = gaussian_certified_epsilon(&honest, delta, 3400);
-    println!("Gaussian ε = {epsilon}, δ = {delta}: certified lower bound {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon, "{certified:?}");
+    // The mechanism's own claim, (1, 1e-5)-DP; 2·10⁶ draws per input reach events of
+    // probability ~10⁻⁴ in the tails, where the loss of a Gaussian grows.
+    let auditor = Auditor::new(honest.privacy_loss())
+        .unwrap()
+        .samples(2_000_000)
+        .seed(3400);
+    let report = audit_gaussian(&honest, &auditor);
+    println!(
+        "analytic Gaussian (σ = {:.4}), 0.0 vs 1.0:\n{report}",
+        honest.sigma()
+    );
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
+    // Outputs are multiples of a data-independent grid: their float structure (sign,
+    // binade, finest power-of-two grid) is a post-processing and must pass too.
+    let report = Auditor::new(honest.privacy_loss())
+        .unwrap()
+        .seed(3402)
+        .audit_float_leak(
+            |r| honest.release(0.0, r).unwrap(),
+            |r| honest.release(1.0, r).unwrap(),
+        )
+        .unwrap();
+    println!("analytic Gaussian float structure, 0.0 vs 1.0:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
 
     // Negative control: calibrated with ε four times too large but claimed at ε.
     let under_noised = Gaussian::analytic(1.0, 4.0 * epsilon, delta).unwrap();
-    let certified = gaussian_certified_epsilon(&under_noised, delta, 3401);
+    let auditor = Auditor::approximate(epsilon, delta).unwrap().seed(3401);
+    let report = audit_gaussian(&under_noised, &auditor);
     println!(
-        "under-noised Gaussian (σ = {:.4}) claimed at ε = {epsilon}: {certified:?}",
+        "under-noised Gaussian (σ = {:.4}, calibrated at ε = {}) claimed at ({epsilon}, {delta:e}):\n{report}",
+        under_noised.sigma(),
+        4.0 * epsilon
+    );
+    assert!(!report.passed(), "{report}");
+    // Never above the loss the noise really has: (4ε, δ).
+    assert!(report.lower_bound <= 4.0 * epsilon, "{report}");
+}
+
+#[test]
+fn discrete_gaussian_privacy_loss_is_within_the_claim_and_the_negative_control_is_caught() {
+    let (epsilon, delta) = (1.0, 1e-5);
+    let honest = dpmech::DiscreteGaussian::approximate(1, epsilon, delta).unwrap();
+    let auditor = Auditor::new(honest.privacy_loss())
+        .unwrap()
+        .samples(2_000_000)
+        .seed(3410);
+    let report = auditor
+        .audit_discrete(|r| honest.release(41, r), |r| honest.release(42, r))
+        .unwrap();
+    println!(
+        "DiscreteGaussian::approximate(1, {epsilon}, {delta:e}) (σ = {:.4}), 41 vs 42:\n{report}",
+        honest.sigma()
+    );
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
+
+    // Negative control: calibrated for 4ε, claimed at ε.
+    let under_noised = dpmech::DiscreteGaussian::approximate(1, 4.0 * epsilon, delta).unwrap();
+    let auditor = Auditor::approximate(epsilon, delta).unwrap().seed(3411);
+    let report = auditor
+        .audit_discrete(|r| under_noised.release(41, r), |r| under_noised.release(42, r))
+        .unwrap();
+    println!(
+        "under-noised DiscreteGaussian (σ = {:.4}) claimed at ({epsilon}, {delta:e}):\n{report}",
         under_noised.sigma()
     );
-    assert!(certified.epsilon_lower > epsilon, "{certified:?}");
+    assert!(!report.passed(), "{report}");
+    assert!(report.lower_bound <= 4.0 * epsilon, "{report}");
 }
 
 #[test]
