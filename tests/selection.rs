@@ -1,19 +1,20 @@
 //! Exponential mechanism, permute-and-flip and report-noisy-max: selection frequencies
 //! against exactly computed probabilities (chi-square, α = 1e-3, N = 1e5, fixed seeds),
-//! the empirical privacy-loss check with negative controls, the seeds' Example 3.1.7,
+//! privacy-loss audits (`dpmech::audit`) with negative controls, the seeds' Example 3.1.7,
 //! and input validation.
 
 mod common;
-mod loss_check;
 
 use common::{Counting, chi_square};
+use dpmech::audit::{AuditReport, Auditor};
 use dpmech::sampling::{BitSource, DiscreteLaplace, Rational};
 use dpmech::{Error, Exponential, PermuteAndFlip, PrivacyLoss, ReportNoisyMax};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 const N: u64 = 100_000;
-const RUNS: u64 = 200_000;
+/// Draws per input of each privacy audit (half choose the events, half certify).
+const RUNS: usize = 200_000;
 
 fn frequencies(k: usize, mut draw: impl FnMut() -> usize) -> Vec<u64> {
     let mut counts = vec![0u64; k];
@@ -165,18 +166,20 @@ fn laplace_noisy_max_frequencies_match_numerical_integration() {
     assert!(result.passes(), "{counts:?} {result:?}");
 }
 
-/// Certified lower bound on ε from singleton events of an index-valued mechanism on
-/// two neighbouring score vectors.
-fn certify_selection(
-    k: usize,
+/// Audits an index-valued mechanism on two neighbouring score vectors against a pure
+/// ε claim (categorical outputs: single indices and likelihood-ratio unions).
+fn audit_selection(
+    epsilon: f64,
     seed: u64,
-    mut on_d: impl FnMut(&mut ChaCha20Rng) -> usize,
-    mut on_d_prime: impl FnMut(&mut ChaCha20Rng) -> usize,
-) -> loss_check::Certified {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let a = loss_check::singleton_counts((0..RUNS).map(|_| on_d(&mut rng)), k);
-    let b = loss_check::singleton_counts((0..RUNS).map(|_| on_d_prime(&mut rng)), k);
-    loss_check::certify(&a, &b, RUNS, 0.0)
+    on_d: impl FnMut(&mut ChaCha20Rng) -> usize,
+    on_d_prime: impl FnMut(&mut ChaCha20Rng) -> usize,
+) -> AuditReport {
+    Auditor::pure(epsilon)
+        .unwrap()
+        .samples(RUNS)
+        .seed(seed)
+        .audit_categorical(on_d, on_d_prime)
+        .unwrap()
 }
 
 /// The non-monotone neighbouring pair u(D) = (0, 1, 1), u(D′) = (1, 0, 0) (Δu = 1):
@@ -190,48 +193,56 @@ const D_PRIME: [f64; 3] = [1.0, 0.0, 0.0];
 fn exponential_mechanism_privacy_loss_and_negative_control() {
     let epsilon = 1.0;
     let honest = Exponential::new(1.0, epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5300,
         |r| honest.select(&D, r).unwrap(),
         |r| honest.select(&D_PRIME, r).unwrap(),
     );
-    println!("exponential ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
+    println!("exponential mechanism ε = {epsilon}, D vs D′:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
     let wrong = Exponential::monotone(1.0, epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5301,
         |r| wrong.select(&D, r).unwrap(),
         |r| wrong.select(&D_PRIME, r).unwrap(),
     );
-    println!("monotone form on non-monotone scores, claimed ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower > epsilon);
+    println!("monotone form on non-monotone scores, claimed ε = {epsilon}:\n{report}");
+    assert!(!report.passed(), "{report}");
+    // Never above its true loss on this pair, ln(e(1 + 2e)/(e + 2)).
+    let e = 1f64.exp();
+    assert!(
+        report.lower_bound <= (e * (1.0 + 2.0 * e) / (e + 2.0)).ln(),
+        "{report}"
+    );
 }
 
 #[test]
 fn permute_and_flip_privacy_loss_and_negative_control() {
     let epsilon = 1.0;
     let honest = PermuteAndFlip::new(1.0, epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5400,
         |r| honest.select(&D, r).unwrap(),
         |r| honest.select(&D_PRIME, r).unwrap(),
     );
-    println!("permute-and-flip ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
+    println!("permute-and-flip ε = {epsilon}, D vs D′:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
     // Negative control: the flip probabilities without the factor 2 (a P&F run at 2ε),
     // claimed at ε: true loss ln(0.677/0.1226) ≈ 1.71.
     let wrong = PermuteAndFlip::new(1.0, 2.0 * epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5401,
         |r| wrong.select(&D, r).unwrap(),
         |r| wrong.select(&D_PRIME, r).unwrap(),
     );
-    println!("permute-and-flip at 2ε, claimed ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower > epsilon);
+    println!("permute-and-flip at 2ε, claimed ε = {epsilon}:\n{report}");
+    assert!(!report.passed(), "{report}");
+    // A P&F at 2ε is 2ε-DP: the certified bound cannot exceed that.
+    assert!(report.lower_bound <= 2.0 * epsilon, "{report}");
 }
 
 #[test]
@@ -239,69 +250,63 @@ fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
     let epsilon = 1.0;
     // Arbitrary scores: Laplace(2Δ/ε).
     let honest = ReportNoisyMax::laplace(1.0, epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5500,
         |r| honest.select(&D, r).unwrap(),
         |r| honest.select(&D_PRIME, r).unwrap(),
     );
-    println!("report-noisy-max Laplace(2Δ/ε), ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
+    println!("report-noisy-max Laplace(2Δ/ε), ε = {epsilon}, D vs D′:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
     // Counting queries under add/remove (monotone): Laplace(Δ/ε); the added record is
     // counted by candidate 0.
     let monotone = ReportNoisyMax::laplace_monotone(1.0, epsilon).unwrap();
-    let certified = certify_selection(
-        3,
+    let report = audit_selection(
+        epsilon,
         5501,
         |r| monotone.select(&[0.0, 0.0, 0.0], r).unwrap(),
         |r| monotone.select(&[1.0, 0.0, 0.0], r).unwrap(),
     );
-    println!("report-noisy-max Laplace(Δ/ε) on counts, ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
-    let certified = certify_selection(
-        3,
+    println!("report-noisy-max Laplace(Δ/ε) on counts, ε = {epsilon}, (0,0,0) vs (1,0,0):\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
+    let exponential = ReportNoisyMax::exponential(1.0, epsilon).unwrap();
+    let report = audit_selection(
+        epsilon,
         5502,
-        |r| {
-            ReportNoisyMax::exponential(1.0, epsilon)
-                .unwrap()
-                .select(&D, r)
-                .unwrap()
-        },
-        |r| {
-            ReportNoisyMax::exponential(1.0, epsilon)
-                .unwrap()
-                .select(&D_PRIME, r)
-                .unwrap()
-        },
+        |r| exponential.select(&D, r).unwrap(),
+        |r| exponential.select(&D_PRIME, r).unwrap(),
     );
-    println!("report-noisy-max exponential noise, ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
+    println!("report-noisy-max exponential noise, ε = {epsilon}, D vs D′:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
 
     // Negative control: the same monotone noisy max on counts (scale Δ/ε = 1, integer
-    // counts, exact discrete Laplace) that ALSO reveals the noisy maximum. Neighbours:
-    // every count moves by one (D = (0, 0), D′ = (1, 1)); the index alone has loss 0,
-    // but the lower tail of the released maximum has likelihood ratio e^(2ε).
+    // counts, exact discrete Laplace) that ALSO reveals the noisy maximum, released as
+    // (index, noisy maximum). Neighbours: every count moves by one (D = (0, 0),
+    // D′ = (1, 1)); the index alone has loss 0, but the lower tail of the released
+    // maximum has likelihood ratio e^(2ε): Pr[max ≤ 0] = F(0)² under D and F(−1)² under
+    // D′, with F(t − 1) = e^(−1)·F(t) for t ≤ 0.
     let noise = DiscreteLaplace::new(Rational::new(1, 1).unwrap());
-    let thresholds: Vec<f64> = (-8..=8).map(f64::from).collect();
-    let revealing = |counts: [i64; 2], rng: &mut ChaCha20Rng| -> f64 {
+    let revealing = |counts: [i64; 2], rng: &mut ChaCha20Rng| -> (usize, i128) {
         let mut bits = BitSource::new(rng);
         let noisy: Vec<i128> = counts
             .iter()
             .map(|&c| c as i128 + noise.sample_bits(&mut bits))
             .collect();
-        *noisy.iter().max().unwrap() as f64
+        let top = *noisy.iter().max().unwrap();
+        // Ties go to the first index: a post-processing of the noisy vector either way.
+        (noisy.iter().position(|&v| v == top).unwrap(), top)
     };
-    let mut rng = ChaCha20Rng::seed_from_u64(5503);
-    let a: Vec<f64> = (0..RUNS).map(|_| revealing([0, 0], &mut rng)).collect();
-    let b: Vec<f64> = (0..RUNS).map(|_| revealing([1, 1], &mut rng)).collect();
-    let certified = loss_check::certify(
-        &loss_check::threshold_counts(&a, &thresholds),
-        &loss_check::threshold_counts(&b, &thresholds),
-        RUNS,
-        0.0,
-    );
-    println!("noisy max revealing its value, claimed ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower > epsilon);
+    let report = Auditor::pure(epsilon)
+        .unwrap()
+        .samples(RUNS)
+        .seed(5503)
+        .audit_categorical(|r| revealing([0, 0], r), |r| revealing([1, 1], r))
+        .unwrap();
+    println!("noisy max revealing (index, value), claimed ε = {epsilon}, (0,0) vs (1,1):\n{report}");
+    assert!(!report.passed(), "{report}");
+    // Releasing both noisy counts is 2ε-DP here (each moves by 1, scale 1); the
+    // (index, maximum) pair is a post-processing of them.
+    assert!(report.lower_bound <= 2.0 * epsilon, "{report}");
 }
 
 /// Seeds 001, Example 3.1.7: conditions A (0 cases) and B (c cases), Δu = 1. The wrong
@@ -320,7 +325,7 @@ fn seeds_example_3_1_7_wrong_answer_probability_is_within_the_bound() {
         let wrong = (0..N)
             .filter(|_| mechanism.select(&[0.0, c], &mut rng).unwrap() == 0)
             .count() as u64;
-        let upper = loss_check::clopper_pearson_upper(wrong, N, loss_check::ALPHA);
+        let upper = dpmech::audit::clopper_pearson_upper(wrong, N, common::ALPHA);
         println!(
             "Example 3.1.7 (c = {c}, ε = {epsilon}, monotone = {monotone}): wrong {wrong}/{N}, \
              99.9% upper {upper:.5} ≤ bound {bound:.5}"
