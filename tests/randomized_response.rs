@@ -1,11 +1,11 @@
 //! Randomized response: report frequencies against p (chi-square at α = 1e-3, N = 1e5,
-//! fixed seeds), unbiased estimators, and the empirical privacy-loss check with a
-//! negative control.
+//! fixed seeds), unbiased estimators, and privacy-loss audits (`dpmech::audit`) with
+//! negative controls.
 
 mod common;
-mod loss_check;
 
 use common::chi_square;
+use dpmech::audit::Auditor;
 use dpmech::{Error, KaryRandomizedResponse, PrivacyLoss, RandomizedResponse};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -96,31 +96,50 @@ fn kary_reports_and_frequency_estimates() {
 
 #[test]
 fn randomized_response_privacy_loss_and_negative_control() {
-    const RUNS: u64 = 200_000;
-    let certify = |rr: &RandomizedResponse, seed: u64| {
-        let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let a = loss_check::singleton_counts((0..RUNS).map(|_| rr.release(false, &mut rng) as usize), 2);
-        let b = loss_check::singleton_counts((0..RUNS).map(|_| rr.release(true, &mut rng) as usize), 2);
-        loss_check::certify(&a, &b, RUNS, 0.0)
-    };
+    /// Draws per input of each audit (half choose the events, half certify).
+    const RUNS: usize = 200_000;
     let epsilon = 1.0;
-    let honest = certify(&RandomizedResponse::new(epsilon).unwrap(), 4300);
-    println!("RR ε = {epsilon}: certified lower bound {honest:?}");
-    assert!(honest.epsilon_lower <= epsilon);
+    let audit = |rr: &RandomizedResponse, seed: u64| {
+        Auditor::pure(epsilon)
+            .unwrap()
+            .samples(RUNS)
+            .seed(seed)
+            .audit_categorical(|r| rr.release(false, r), |r| rr.release(true, r))
+            .unwrap()
+    };
+    let report = audit(&RandomizedResponse::new(epsilon).unwrap(), 4300);
+    println!("RR ε = {epsilon}, false vs true:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
     // The bound is nearly tight: RR's loss is exactly ε.
-    assert!(honest.epsilon_lower > 0.9 * epsilon);
+    assert!(report.lower_bound > 0.9 * epsilon, "{report}");
     // Negative control: RR run with 2ε but claimed at ε.
-    let control = certify(&RandomizedResponse::new(2.0 * epsilon).unwrap(), 4301);
-    println!("RR run at 2ε, claimed ε = {epsilon}: {control:?}");
-    assert!(control.epsilon_lower > epsilon);
+    let report = audit(&RandomizedResponse::new(2.0 * epsilon).unwrap(), 4301);
+    println!("RR run at 2ε, claimed ε = {epsilon}:\n{report}");
+    assert!(
+        !report.passed() && report.lower_bound <= 2.0 * epsilon,
+        "{report}"
+    );
 
-    let kary = KaryRandomizedResponse::new(4, epsilon).unwrap();
-    let mut rng = ChaCha20Rng::seed_from_u64(4302);
-    let a = loss_check::singleton_counts((0..RUNS).map(|_| kary.release(0, &mut rng).unwrap() as usize), 4);
-    let b = loss_check::singleton_counts((0..RUNS).map(|_| kary.release(1, &mut rng).unwrap() as usize), 4);
-    let certified = loss_check::certify(&a, &b, RUNS, 0.0);
-    println!("k-ary RR k = 4, ε = {epsilon}: {certified:?}");
-    assert!(certified.epsilon_lower <= epsilon);
+    let audit_kary = |kary: &KaryRandomizedResponse, seed: u64| {
+        Auditor::pure(epsilon)
+            .unwrap()
+            .samples(RUNS)
+            .seed(seed)
+            .audit_categorical(|r| kary.release(0, r).unwrap(), |r| kary.release(1, r).unwrap())
+            .unwrap()
+    };
+    let report = audit_kary(&KaryRandomizedResponse::new(4, epsilon).unwrap(), 4302);
+    println!("k-ary RR k = 4, ε = {epsilon}, 0 vs 1:\n{report}");
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
+    // k-ary RR's loss is exactly ε too (outcomes 0 and 1 have ratio e^ε).
+    assert!(report.lower_bound > 0.8 * epsilon, "{report}");
+    // Negative control: k-ary RR run with 2ε but claimed at ε.
+    let report = audit_kary(&KaryRandomizedResponse::new(4, 2.0 * epsilon).unwrap(), 4303);
+    println!("k-ary RR k = 4 run at 2ε, claimed ε = {epsilon}:\n{report}");
+    assert!(
+        !report.passed() && report.lower_bound <= 2.0 * epsilon,
+        "{report}"
+    );
 }
 
 #[test]
