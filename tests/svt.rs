@@ -1,134 +1,143 @@
 //! The sparse vector family: behaviour (halting, typed errors, per-query thresholds,
-//! the monotone option), empirical privacy loss on neighbouring query streams with
-//! negative controls the same test rejects, empirical (α, β)-accuracy, and no panic on
+//! the monotone option), privacy-loss audits on neighbouring query streams with
+//! negative controls the same audits reject, empirical (α, β)-accuracy, and no panic on
 //! any input.
 //!
-//! The privacy-loss check is self-contained and conservative: run the mechanism `N`
-//! times on a query stream `D` and on a neighbouring stream `D′` (every query moves by
-//! at most Δ = 1), histogram a transcript of the outputs, bound every bin probability
-//! with a Chernoff (binomial relative-entropy) confidence interval at level
-//! `CONFIDENCE / (4 · bins)` (Bonferroni over bins, both bounds and both directions),
-//! and report the largest certified `ln(p_lower / p′_upper)`. A correct ε-DP mechanism
-//! gives a certified bound ≤ ε except with probability `CONFIDENCE`.
+//! Every privacy claim is tested with the crate's auditor [`dpmech::audit::Auditor`]:
+//! it runs the mechanism on a query stream `D` and a neighbouring stream `D′` (every
+//! query moves by at most Δ = 1), chooses candidate events of the transcript on one
+//! half of the draws and certifies them with exact Clopper–Pearson bounds on the other
+//! half (Bonferroni over all intervals). A mechanism that satisfies its claim FAILS
+//! with probability at most α (default 10⁻⁶), so a FAIL of a negative control is a
+//! statistical proof that its claim is false.
 
 mod common;
 
 use common::Counting;
+use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::svt::{above_threshold_alpha, numeric_sparse_alpha, sparse_alpha};
 use dpmech::{AboveThreshold, Answer, Error, Monotonicity, NumericSparse, PrivacyLoss, Sparse, StandardSvt};
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
+use std::fmt;
+use std::hash::Hash;
 
-/// Probability that a correct mechanism fails one privacy-loss test.
-const CONFIDENCE: f64 = 1e-4;
-/// Runs per stream in the privacy-loss tests.
-const N: usize = 1_000_000;
+/// Draws per stream in each privacy audit: half choose the events, half certify them.
+const SAMPLES: usize = 2_000_000;
 
 // ---------------------------------------------------------------------------------
-// Conservative certified lower bound on the privacy loss.
+// Transcripts and the audit driver.
 // ---------------------------------------------------------------------------------
 
-/// `KL(q ‖ p)` for Bernoulli distributions.
-fn kl(q: f64, p: f64) -> f64 {
-    let term = |a: f64, b: f64| if a == 0.0 { 0.0 } else { a * (a / b).ln() };
-    term(q, p) + term(1.0 - q, 1.0 - p)
+/// The ⊥/⊤ answers of a run up to its halt, packed in base 3 (⊥ = 1, ⊤ = 2, so the
+/// packing is injective); `Debug` prints them as `⊥⊥⊤`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Transcript(u32);
+
+impl Transcript {
+    fn of(answers: &[Answer]) -> Self {
+        Self::from_bits(answers.iter().map(Answer::is_above))
+    }
+
+    /// `⊥` for each query before index `first` and `⊤` at `first` (all `len` queries
+    /// `⊥` when there is no `⊤`): the transcript of a run that halts at its first `⊤`.
+    fn halting(first: Option<usize>, len: usize) -> Self {
+        let belows = first.unwrap_or(len);
+        Self::from_bits((0..belows).map(|_| false).chain(first.map(|_| true)))
+    }
+
+    fn from_bits(above: impl Iterator<Item = bool>) -> Self {
+        Self(above.fold(0, |acc, a| acc * 3 + if a { 2 } else { 1 }))
+    }
 }
 
-/// Chernoff bounds: `Pr[p̂ ≥ q] ≤ exp(−n·KL(q‖p))` for `q ≥ p` (and symmetrically), so
-/// the set `{p : n·KL(p̂‖p) ≤ ln(1/a)}` contains the true p except with probability
-/// `≤ a` on each side. Returns `(lower, upper)` by bisection (conservative ends).
-fn chernoff_interval(successes: u64, n: u64, a: f64) -> (f64, f64) {
-    let q = successes as f64 / n as f64;
-    let budget = (1.0 / a).ln() / n as f64;
-    let mut lower = 0.0;
-    if successes > 0 {
-        let (mut lo, mut hi) = (0.0f64, q);
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if kl(q, mid) > budget { lo = mid } else { hi = mid }
+impl fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut symbols = Vec::new();
+        let mut code = self.0;
+        while code > 0 {
+            symbols.push(if code % 3 == 2 { '⊤' } else { '⊥' });
+            code /= 3;
         }
-        lower = lo; // kl(q, lo) > budget: lo is outside, a safe lower end
+        let text: String = symbols.iter().rev().collect();
+        f.write_str(if text.is_empty() { "(none)" } else { &text })
     }
-    let mut upper = 1.0;
-    if successes < n {
-        let (mut lo, mut hi) = (q, 1.0f64);
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if kl(q, mid) > budget { hi = mid } else { lo = mid }
-        }
-        upper = hi;
-    }
-    (lower, upper)
 }
 
-/// The largest certified `|ln(p_D/p_D′)|` over `bins` transcript bins.
-fn certified_loss(counts_d: &[u64], counts_dp: &[u64], n: u64) -> (f64, usize) {
-    assert_eq!(counts_d.len(), counts_dp.len());
-    let bins = counts_d.len();
-    let a = CONFIDENCE / (4.0 * bins as f64);
-    let mut best = (f64::NEG_INFINITY, 0);
-    for bin in 0..bins {
-        let (lo_d, up_d) = chernoff_interval(counts_d[bin], n, a);
-        let (lo_p, up_p) = chernoff_interval(counts_dp[bin], n, a);
-        for value in [(lo_d / up_p).ln(), (lo_p / up_d).ln()] {
-            if value > best.0 {
-                best = (value, bin);
+/// The transcript of a one-shot numeric SVT (c = 1), coarsened: the index of the
+/// released value and the half-unit bin `[b/2, (b+1)/2)` it falls in, with the tails
+/// pooled below −2.5 and at or above 3. Coarsening is post-processing, so an ε-DP
+/// mechanism stays ε-DP on it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Released {
+    Nothing,
+    Value { index: usize, bin: i8 },
+}
+
+impl Released {
+    const LOWEST_BIN: i8 = -6;
+    const HIGHEST_BIN: i8 = 6;
+
+    fn first_of(answers: &[Answer]) -> Self {
+        answers
+            .iter()
+            .enumerate()
+            .find_map(|(index, a)| a.value().map(|v| Self::value(index, v)))
+            .unwrap_or(Self::Nothing)
+    }
+
+    fn value(index: usize, v: f64) -> Self {
+        let bin = (2.0 * v)
+            .floor()
+            .clamp(f64::from(Self::LOWEST_BIN), f64::from(Self::HIGHEST_BIN)) as i8;
+        Self::Value { index, bin }
+    }
+}
+
+impl fmt::Debug for Released {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Nothing => f.write_str("no value"),
+            Self::Value { index, bin } => {
+                let lo = f64::from(bin) / 2.0;
+                match bin {
+                    Self::LOWEST_BIN => write!(f, "#{index}: v < {}", lo + 0.5),
+                    Self::HIGHEST_BIN => write!(f, "#{index}: v ≥ {lo}"),
+                    _ => write!(f, "#{index}: v ∈ [{lo}, {})", lo + 0.5),
+                }
             }
         }
     }
-    best
 }
 
-/// Runs `mechanism` (a fresh instance per run, returning a transcript bin) `N` times
-/// on each stream and returns the certified loss and the bin that achieves it.
-fn audit(
+/// Audits `mechanism` (a fresh instance per run, returning a transcript) on `d`
+/// against `d_prime` with `auditor`, and prints the report.
+fn audit<T: Eq + Hash + Clone + fmt::Debug>(
     name: &str,
-    bins: usize,
+    auditor: Auditor,
     d: &[f64],
     d_prime: &[f64],
-    seed: u64,
-    mut mechanism: impl FnMut(&[f64], &mut ChaCha20Rng) -> usize,
-) -> f64 {
+    mechanism: impl Fn(&[f64], &mut ChaCha20Rng) -> T,
+) -> AuditReport {
+    assert_eq!(d.len(), d_prime.len());
     for (x, y) in d.iter().zip(d_prime) {
         assert!(
             (x - y).abs() <= 1.0,
             "neighbouring streams move each query by ≤ Δ = 1"
         );
     }
-    let mut histogram = |stream: &[f64], seed: u64| {
-        let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let mut counts = vec![0u64; bins];
-        for _ in 0..N {
-            counts[mechanism(stream, &mut rng)] += 1;
-        }
-        counts
-    };
-    let counts_d = histogram(d, seed);
-    let counts_dp = histogram(d_prime, seed + 1);
-    let (loss, bin) = certified_loss(&counts_d, &counts_dp, N as u64);
-    println!(
-        "{name}: certified privacy loss ≥ {loss:.3} (bin {bin}: {} vs {} of {N})",
-        counts_d[bin], counts_dp[bin]
-    );
-    loss
+    let report = auditor
+        .samples(SAMPLES)
+        .audit_categorical(|rng| mechanism(d, rng), |rng| mechanism(d_prime, rng))
+        .unwrap();
+    println!("{name}, D = {d:?} vs D′ = {d_prime:?}:\n{report}");
+    report
 }
 
-/// Index of the first ⊤ in `answers` (or `len` when there is none).
-fn first_above(answers: &[Answer], len: usize) -> usize {
-    answers.iter().position(Answer::is_above).unwrap_or(len)
-}
-
-/// Transcript of up to `m` ⊥/⊤ answers (missing after a halt) in base 3.
-fn pattern(answers: &[Answer], m: usize) -> usize {
-    (0..m).fold(0, |acc, i| {
-        let digit = match answers.get(i) {
-            None => 0,
-            Some(Answer::Below) => 1,
-            Some(_) => 2,
-        };
-        acc * 3 + digit
-    })
+/// An honest mechanism: the audit passes and certifies at most the claimed ε.
+fn assert_passes(report: &AuditReport, epsilon: f64) {
+    assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
 }
 
 // The streams: D has the first queries at 0 and the last at 1, D′ the reverse — the
@@ -138,16 +147,14 @@ const D5: [f64; 5] = [0.0, 0.0, 0.0, 0.0, 1.0];
 const D5_PRIME: [f64; 5] = [1.0, 1.0, 1.0, 1.0, 0.0];
 const D3: [f64; 3] = [0.0, 0.0, 1.0];
 const D3_PRIME: [f64; 3] = [1.0, 1.0, 0.0];
+// Monotone neighbours: every query moves up by 1 (e.g. counts after adding a record).
+const ZEROS4: [f64; 4] = [0.0; 4];
+const ONES4: [f64; 4] = [1.0; 4];
 
 /// Textbook float Laplace (inverse CDF): for the negative controls only.
 fn float_laplace(rng: &mut ChaCha20Rng, scale: f64) -> f64 {
     let u = ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64) - 0.5;
     -scale * u.signum() * (1.0 - 2.0 * u.abs()).ln()
-}
-
-/// Bins of a released value: 15 bins with edges −3, −2.5, …, 3.5 (in units of Δ).
-fn value_bin(v: f64) -> usize {
-    ((v + 3.5) / 0.5).floor().clamp(0.0, 14.0) as usize
 }
 
 // ---------------------------------------------------------------------------------
@@ -157,82 +164,87 @@ fn value_bin(v: f64) -> usize {
 #[test]
 fn above_threshold_privacy_loss_is_at_most_epsilon_and_noise_free_queries_are_caught() {
     let epsilon = 2.0;
-    let loss = audit("AboveThreshold ε=2", 6, &D5, &D5_PRIME, 10, |stream, rng| {
-        let mut svt = AboveThreshold::new(0.0, 1.0, epsilon).unwrap();
-        first_above(&svt.run(stream, rng).unwrap(), stream.len())
-    });
-    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
+    let claim = AboveThreshold::new(0.0, 1.0, epsilon).unwrap().privacy_loss();
+    let report = audit(
+        "AboveThreshold ε=2",
+        Auditor::new(claim).unwrap().seed(10),
+        &D5,
+        &D5_PRIME,
+        |stream, rng| {
+            let mut svt = AboveThreshold::new(0.0, 1.0, epsilon).unwrap();
+            Transcript::of(&svt.run(stream, rng).unwrap())
+        },
+    );
+    assert_passes(&report, epsilon);
     assert!(
-        loss > 0.5 * epsilon,
-        "the test should have power: certified {loss}"
+        report.lower_bound > 0.5 * epsilon,
+        "the audit should have power: {report}"
     );
 
     // Negative control: the same thresholding with no query noise (seed Fig. 5.3, A.5
-    // style, but halting). The transcript "first ⊤ at the last query" is impossible on D′.
-    let control = audit(
-        "no query noise (NOT private)",
-        6,
+    // style, but halting). The transcript "first ⊤ at the last query" is impossible on
+    // D′, so the true loss is infinite.
+    let report = audit(
+        "no query noise (NOT private), claimed ε=2",
+        Auditor::pure(epsilon).unwrap().seed(12),
         &D5,
         &D5_PRIME,
-        12,
         |stream, rng| {
             let noisy_threshold = float_laplace(rng, 2.0 / epsilon);
-            stream
-                .iter()
-                .position(|&q| q >= noisy_threshold)
-                .unwrap_or(stream.len())
+            let first = stream.iter().position(|&q| q >= noisy_threshold);
+            Transcript::halting(first, stream.len())
         },
     );
-    assert!(
-        control > epsilon,
-        "negative control not caught: certified {control}"
-    );
+    assert!(!report.passed(), "negative control not caught: {report}");
 }
 
 #[test]
 fn numeric_sparse_privacy_loss_is_at_most_epsilon_and_value_revealing_svt_is_caught() {
     let epsilon = 2.0;
-    let bins = 3 * 15 + 1;
-    let loss = audit(
-        "NumericSparse c=1 ε=2",
-        bins,
-        &D3,
-        &D3_PRIME,
-        20,
-        |stream, rng| {
-            let mut svt = NumericSparse::new(0.0, 1.0, 1, epsilon).unwrap();
-            let answers = svt.run(stream, rng).unwrap();
-            match answers.iter().position(Answer::is_above) {
-                Some(i) => i * 15 + value_bin(answers[i].value().unwrap()),
-                None => 3 * 15,
-            }
-        },
-    );
-    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
+    let claim = NumericSparse::new(0.0, 1.0, 1, epsilon).unwrap().privacy_loss();
+    let numeric_sparse = |stream: &[f64], rng: &mut ChaCha20Rng| {
+        let mut svt = NumericSparse::new(0.0, 1.0, 1, epsilon).unwrap();
+        Released::first_of(&svt.run(stream, rng).unwrap())
+    };
+    let pairs: [(u64, &[f64], &[f64]); 2] = [(20, &D3, &D3_PRIME), (21, &ZEROS4, &ONES4)];
+    for (seed, d, d_prime) in pairs {
+        let auditor = Auditor::new(claim).unwrap().seed(seed);
+        let report = audit("NumericSparse c=1 ε=2", auditor, d, d_prime, numeric_sparse);
+        assert_passes(&report, epsilon);
+    }
 
     // Negative control: seed Fig. 5.3 A.3 with c = 1 — threshold Lap(Δ/ε₁), query noise
-    // Lap(cΔ/ε₂), ε₁ = ε₂ = ε/2, and on ⊤ it releases fᵢ + νᵢ, the comparison's own
-    // noise, while charging ε for the comparison only.
-    let control = audit(
-        "value-revealing SVT (NOT private)",
-        bins,
-        &D3,
-        &D3_PRIME,
-        22,
+    // Lap(cΔ/ε₂), ε₁ = ε₂ = ε/2 (both scales 1 here), and on ⊤ it releases fᵢ + νᵢ,
+    // the comparison's own noise, while charging ε for the comparison only.
+    //
+    // On the monotone neighbours D = (0, 0, 0, 0) vs D′ = (1, 1, 1, 1) with T = 0 its
+    // loss is exactly 4 = 2ε, attained on the whole event E = {⊥, ⊥, ⊥, then v ≤ 0
+    // released at query 3}: given the noisy threshold ρ ≤ v ≤ 0, each earlier ⊥ has
+    // probability ½e^ρ on D and ½e^(ρ−1) on D′ (ratio e), and the released value has
+    // density ½e^v on D and ½e^(v−1) on D′ (ratio e), so Pr[D ∈ E] / Pr[D′ ∈ E] = e⁴.
+    // (No event does worse: every factor is at most e. With k such queries the loss is
+    // k·ε/2, so no finite ε holds.) Pr[D ∈ E] = 2⁻⁵/20 ≈ 1.6·10⁻³ and
+    // Pr[D′ ∈ E] ≈ 2.9·10⁻⁵, which 10⁶ certification draws separate by far more than e².
+    let report = audit(
+        "value-revealing SVT (NOT private), claimed ε=2",
+        Auditor::pure(epsilon).unwrap().seed(22),
+        &ZEROS4,
+        &ONES4,
         |stream, rng| {
             let noisy_threshold = float_laplace(rng, 2.0 / epsilon);
             for (i, &q) in stream.iter().enumerate() {
                 let noisy = q + float_laplace(rng, 2.0 / epsilon);
                 if noisy >= noisy_threshold {
-                    return i * 15 + value_bin(noisy);
+                    return Released::value(i, noisy);
                 }
             }
-            3 * 15
+            Released::Nothing
         },
     );
+    assert!(!report.passed(), "negative control not caught: {report}");
     assert!(
-        control > epsilon,
-        "negative control not caught: certified {control}"
+        report.lower_bound <= 4.0,
+        "certified above the exact loss 4: {report}"
     );
 }
 
@@ -241,12 +253,19 @@ fn sparse_privacy_loss_is_at_most_epsilon() {
     let epsilon = 2.0;
     let d = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
     let d_prime = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0];
-    let loss = audit("Sparse c=2 ε=2", 729, &d, &d_prime, 30, |stream, rng| {
-        let mut svt = Sparse::new(0.0, 1.0, 2, epsilon).unwrap();
-        pattern(&svt.run(stream, rng).unwrap(), 6)
-    });
-    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
-    assert!(loss > 0.0);
+    let claim = Sparse::new(0.0, 1.0, 2, epsilon).unwrap().privacy_loss();
+    let report = audit(
+        "Sparse c=2 ε=2",
+        Auditor::new(claim).unwrap().seed(30),
+        &d,
+        &d_prime,
+        |stream, rng| {
+            let mut svt = Sparse::new(0.0, 1.0, 2, epsilon).unwrap();
+            Transcript::of(&svt.run(stream, rng).unwrap())
+        },
+    );
+    assert_passes(&report, epsilon);
+    assert!(report.lower_bound > 0.0, "{report}");
 }
 
 #[test]
@@ -254,20 +273,16 @@ fn standard_svt_privacy_loss_is_at_most_epsilon() {
     let epsilon = 2.0;
     let d = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
     let d_prime = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0];
-    let loss = audit(
+    let build = || StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::General).unwrap();
+    let report = audit(
         "StandardSvt c=2 ε=2 (optimal split)",
-        729,
+        Auditor::new(build().privacy_loss()).unwrap().seed(40),
         &d,
         &d_prime,
-        40,
-        |stream, rng| {
-            let mut svt =
-                StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::General).unwrap();
-            pattern(&svt.run(stream, rng).unwrap(), 6)
-        },
+        |stream, rng| Transcript::of(&build().run(stream, rng).unwrap()),
     );
-    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
-    assert!(loss > 0.0);
+    assert_passes(&report, epsilon);
+    assert!(report.lower_bound > 0.0, "{report}");
 }
 
 #[test]
@@ -276,30 +291,37 @@ fn monotone_standard_svt_privacy_loss_is_at_most_epsilon_on_monotone_streams() {
     let epsilon = 2.0;
     let d = [0.0; 6];
     let d_prime = [1.0; 6];
-    let loss = audit(
+    let build = || StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::Monotone).unwrap();
+    let report = audit(
         "StandardSvt monotone c=2 ε=2",
-        729,
+        Auditor::new(build().privacy_loss()).unwrap().seed(45),
         &d,
         &d_prime,
-        45,
-        |stream, rng| {
-            let mut svt =
-                StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::Monotone).unwrap();
-            pattern(&svt.run(stream, rng).unwrap(), 6)
-        },
+        |stream, rng| Transcript::of(&build().run(stream, rng).unwrap()),
     );
-    assert!(loss <= epsilon, "certified {loss} > ε = {epsilon}");
-    assert!(loss > 0.0);
+    assert_passes(&report, epsilon);
+    assert!(report.lower_bound > 0.0, "{report}");
 }
 
 #[test]
 fn the_certified_bound_is_conservative_on_identical_streams() {
-    // Same stream on both sides: the true loss is 0, the certified bound must be ≤ 0.
-    let loss = audit("AboveThreshold, D = D′", 6, &D5, &D5, 50, |stream, rng| {
-        let mut svt = AboveThreshold::new(0.0, 1.0, 2.0).unwrap();
-        first_above(&svt.run(stream, rng).unwrap(), stream.len())
-    });
-    assert!(loss <= 0.0, "{loss}");
+    // Same stream on both sides: the true loss is 0, so no event may certify a positive
+    // loss (the report's bound is floored at 0; check every event's own bound).
+    let report = audit(
+        "AboveThreshold ε=2, identical streams",
+        Auditor::pure(2.0).unwrap().seed(50),
+        &D5,
+        &D5,
+        |stream, rng| {
+            let mut svt = AboveThreshold::new(0.0, 1.0, 2.0).unwrap();
+            Transcript::of(&svt.run(stream, rng).unwrap())
+        },
+    );
+    assert!(report.passed() && report.lower_bound == 0.0, "{report}");
+    assert!(
+        report.events.iter().all(|e| e.loss_lower_bound <= 0.0),
+        "{report}"
+    );
 }
 
 // ---------------------------------------------------------------------------------
