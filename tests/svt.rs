@@ -669,25 +669,25 @@ fn sparse_violation(answers: &[Answer], stream: &[f64], threshold: f64, alpha: f
         })
 }
 
-#[test]
-fn sparse_is_alpha_beta_accurate_pure_and_approximate() {
-    let (epsilon, c, k, beta, runs) = (1.0, 3, 60, 0.1, 2000);
+/// Runs a Sparse-family mechanism `runs` times on a stream where the accuracy theorem's
+/// premise holds (δ = 0 and δ = 10⁻⁶) and checks the violation rate against β.
+fn check_sparse_family_accuracy(
+    name: &str,
+    seed: u64,
+    alpha_of: impl Fn(Option<f64>) -> f64,
+    answers_of: impl Fn(Option<f64>, &[f64], &mut ChaCha20Rng) -> Vec<Answer>,
+) {
+    let (c, k, beta, runs) = (3, 60, 0.1, 2000);
     let threshold = 0.0;
     for delta in [None, Some(1e-6)] {
-        let alpha = sparse_alpha(1.0, epsilon, delta, c, k, beta).unwrap();
+        let alpha = alpha_of(delta);
         let stream = sparse_stream(threshold, alpha, c, k);
-        let mut r = rng(70);
-        let mut violations = 0;
-        for _ in 0..runs {
-            let mut svt = match delta {
-                None => Sparse::new(threshold, 1.0, c, epsilon).unwrap(),
-                Some(d) => Sparse::approximate(threshold, 1.0, c, epsilon, d).unwrap(),
-            };
-            let answers = svt.run(&stream, &mut r).unwrap();
-            violations += usize::from(sparse_violation(&answers, &stream, threshold, alpha));
-        }
+        let mut r = rng(seed);
+        let violations = (0..runs)
+            .filter(|_| sparse_violation(&answers_of(delta, &stream, &mut r), &stream, threshold, alpha))
+            .count();
         assert_within_beta(
-            &format!("Sparse δ={delta:?} α={alpha:.1}"),
+            &format!("{name} δ={delta:?} α={alpha:.1}"),
             violations,
             runs,
             beta,
@@ -696,29 +696,35 @@ fn sparse_is_alpha_beta_accurate_pure_and_approximate() {
 }
 
 #[test]
-fn numeric_sparse_is_alpha_beta_accurate() {
-    let (epsilon, c, k, beta, runs) = (1.0, 3, 60, 0.1, 2000);
-    let threshold = 0.0;
-    for delta in [None, Some(1e-6)] {
-        let alpha = numeric_sparse_alpha(1.0, epsilon, delta, c, k, beta).unwrap();
-        let stream = sparse_stream(threshold, alpha, c, k);
-        let mut r = rng(80);
-        let mut violations = 0;
-        for _ in 0..runs {
+fn sparse_is_alpha_beta_accurate_pure_and_approximate() {
+    check_sparse_family_accuracy(
+        "Sparse",
+        70,
+        |delta| sparse_alpha(1.0, 1.0, delta, 3, 60, 0.1).unwrap(),
+        |delta, stream, r| {
             let mut svt = match delta {
-                None => NumericSparse::new(threshold, 1.0, c, epsilon).unwrap(),
-                Some(d) => NumericSparse::approximate(threshold, 1.0, c, epsilon, d).unwrap(),
+                None => Sparse::new(0.0, 1.0, 3, 1.0).unwrap(),
+                Some(d) => Sparse::approximate(0.0, 1.0, 3, 1.0, d).unwrap(),
             };
-            let answers = svt.run(&stream, &mut r).unwrap();
-            violations += usize::from(sparse_violation(&answers, &stream, threshold, alpha));
-        }
-        assert_within_beta(
-            &format!("NumericSparse δ={delta:?} α={alpha:.1}"),
-            violations,
-            runs,
-            beta,
-        );
-    }
+            svt.run(stream, r).unwrap()
+        },
+    );
+}
+
+#[test]
+fn numeric_sparse_is_alpha_beta_accurate() {
+    check_sparse_family_accuracy(
+        "NumericSparse",
+        80,
+        |delta| numeric_sparse_alpha(1.0, 1.0, delta, 3, 60, 0.1).unwrap(),
+        |delta, stream, r| {
+            let mut svt = match delta {
+                None => NumericSparse::new(0.0, 1.0, 3, 1.0).unwrap(),
+                Some(d) => NumericSparse::approximate(0.0, 1.0, 3, 1.0, d).unwrap(),
+            };
+            svt.run(stream, r).unwrap()
+        },
+    );
 }
 
 #[test]
