@@ -292,13 +292,7 @@ impl Gaussian {
     /// `σ·√(2 ln(2/β)) + g/2` (subgaussian tail of the discrete Gaussian, CKS20, plus
     /// the rounding of the input). `β` must lie in (0, 1).
     pub fn accuracy(&self, beta: f64) -> Result<f64, Error> {
-        if !(beta > 0.0 && beta < 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "beta",
-                value: beta,
-                reason: "the failure probability must lie in (0, 1)",
-            });
-        }
+        let beta = super::check_beta(beta)?;
         let tail = round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta))));
         Ok(round::add_up(
             round::mul_up(self.sigma(), tail),

@@ -57,6 +57,7 @@ pub use numeric_sparse::NumericSparse;
 pub use sparse::Sparse;
 pub use standard::{Monotonicity, StandardSvt};
 
+use super::check_beta;
 use crate::privacy::{check_delta, check_epsilon, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
@@ -227,18 +228,6 @@ pub(super) fn approximate_round_epsilon(epsilon: f64, delta: f64, cutoff: usize)
         });
     }
     Ok(step)
-}
-
-fn check_beta(beta: f64) -> Result<f64, Error> {
-    if beta > 0.0 && beta < 1.0 {
-        Ok(beta)
-    } else {
-        Err(Error::InvalidParameter {
-            name: "beta",
-            value: beta,
-            reason: "the failure probability beta must lie in (0, 1)",
-        })
-    }
 }
 
 fn check_queries(queries: usize) -> Result<f64, Error> {
