@@ -161,12 +161,13 @@ fn the_accountant_is_charged_before_release_and_refuses_overspending() {
     );
     let spent = accountant.spent().epsilon().unwrap();
     assert!((0.9..=0.9 + 1e-12).contains(&spent), "{spent}");
-    // Invalid input is refused before anything is charged.
+    // Invalid public parameters are refused before anything is charged (a NaN *record*
+    // is not an error: tests/statistics_records.rs).
     assert!(
         sum(
             &accountant,
-            &[f64::NAN],
-            (0.0, 5.0),
+            &[1.0],
+            (0.0, f64::NAN),
             Neighbouring::AddRemove,
             0.05,
             &mut rng

@@ -94,8 +94,12 @@ impl Laplace {
     }
 
     /// `f(x) + noise` for a single real value, an exact multiple of
-    /// [`granularity`](Self::granularity). Non-finite values are rejected before any
-    /// randomness is drawn.
+    /// [`granularity`](Self::granularity). A non-finite query answer is refused
+    /// ([`Error::NonFiniteValue`]) before any randomness is drawn: a query with a finite
+    /// sensitivity cannot produce one, so the refusal reveals nothing about a dataset
+    /// that the query's own definition did not already. Layers that read *records*
+    /// (e.g. [`statistics`](crate::statistics)) never pass one: they map every record
+    /// by a data-independent rule first.
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
         let mut bits = BitSource::new(rng);
@@ -119,6 +123,19 @@ impl Laplace {
             .iter()
             .map(|&v| self.release_unit(v, &noise, &mut bits))
             .collect())
+    }
+
+    /// `g·(units + Z)` for a statistic already computed exactly as `units` grid units
+    /// (e.g. an exact sum of rounded records): no input rounding, the noise of one value.
+    pub(crate) fn release_units<R: CryptoRng + ?Sized>(&self, units: i128, rng: &mut R) -> f64 {
+        let mut bits = BitSource::new(rng);
+        self.grid
+            .from_units(units.saturating_add(self.scalar_noise.sample_bits(&mut bits)))
+    }
+
+    /// The public grid of this mechanism.
+    pub(crate) fn grid(&self) -> Grid {
+        self.grid
     }
 
     #[inline]

@@ -3,10 +3,16 @@
 //! * [`count`], [`sum`], [`mean`] ([`MeanMethod`]), [`histogram`]: releases charged to
 //!   an [`Accountant`](crate::Accountant) before the noise is drawn, each stating its
 //!   [`PrivacyLoss`](crate::PrivacyLoss) and, when additive, its noise for accuracy.
+//! * [`records`]: how records are read — a data-independent rule for every `f64`
+//!   ([`Bounds`]: NaN imputed by a public value, ±∞ and out-of-range values clamped) and
+//!   an exact, order-independent integer sum on the release's grid. No record ever makes
+//!   a release fail: errors come from public parameters and the accountant only.
 //! * [`accuracy`]: confidence half-widths of additive noise and their inverse (the ε a
 //!   target accuracy needs), and the belief table of seed 001 (Figura 1.1).
 
 pub mod accuracy;
+pub mod records;
 mod releases;
 
+pub use records::Bounds;
 pub use releases::{AdditiveNoise, MeanMethod, Release, count, histogram, mean, sum};

@@ -2,12 +2,12 @@
 //! any noise is drawn (a refused charge releases nothing).
 
 use crate::composition::Accountant;
-use crate::mechanisms::check_finite;
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
-use crate::sampling::grid::{Grid, floor_log2};
+use crate::sampling::grid::Grid;
 use crate::sampling::{BitSource, Rational, bernoulli_exp_neg_bits, uniform_below_bits};
 use crate::sensitivity::{Neighbouring, Norm, queries};
 use crate::statistics::accuracy::laplace_half_width;
+use crate::statistics::records::{Bounds, exact_sum, exact_sum_of};
 use crate::{CryptoRng, Error, Geometric, Laplace};
 
 /// A released statistic and the guarantee it carries.
@@ -81,49 +81,50 @@ pub fn count<R: CryptoRng + ?Sized>(
     })
 }
 
-/// A private sum of `values` clamped to the public `[lower, upper]`, with the Laplace
-/// mechanism calibrated to the sum's sensitivity under `relation`
-/// ([`queries::clamped_sum`]: `max(|lower|, |upper|)` for add/remove, `upper − lower`
-/// for substitution). Pure ε-DP. Non-finite values are rejected before anything is
-/// charged.
+/// A private sum of `values` read by the public [`Bounds`] (NaN imputed, clamped to
+/// `[lower, upper]`, rounded to the grid; see [`records`](super::records)) and summed
+/// exactly, with the Laplace mechanism calibrated to the sum's sensitivity under
+/// `relation` ([`Bounds::sum_sensitivity`]: `max(|lower|, |upper|)` for add/remove,
+/// `upper − lower` for substitution) plus the per-record rounding `g`. Pure ε-DP.
+///
+/// The statistic is the exact sum of the rounded records; it differs from the
+/// real-number sum of the clamped records by at most `g/2` per record
+/// (`g ≤ 2⁻⁴⁰·Δ`, [`Laplace::granularity`]). It does not depend on the order of the
+/// records. No record, whatever its value, makes the release fail: errors come from
+/// the public parameters only (bounds, ε) or from the accountant.
+///
+/// ```
+/// use dpmech::{Accountant, DefaultRng, statistics::{Bounds, sum}};
+/// use dpmech::sensitivity::Neighbouring;
+/// let accountant = Accountant::pure(1.0)?;
+/// let hours = [7.5, f64::NAN, 30.0, 6.0]; // NaN → 0 h, 30 → 24 h
+/// let bounds = Bounds::new(0.0, 24.0)?.impute_nan(0.0)?;
+/// let release = sum(&accountant, &hours, bounds, Neighbouring::AddRemove, 0.5, &mut DefaultRng::from_os()?)?;
+/// # let _ = release;
+/// # Ok::<(), dpmech::Error>(())
+/// ```
 pub fn sum<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     values: &[f64],
-    (lower, upper): (f64, f64),
+    bounds: impl Into<Bounds>,
     relation: Neighbouring,
     epsilon: f64,
     rng: &mut R,
 ) -> Result<Release<f64>, Error> {
-    let sensitivity = queries::clamped_sum(lower, upper, relation)?;
-    let mechanism = Laplace::new(sensitivity, epsilon)?;
-    let total = clamped_total(values, lower, upper)?;
-    let released = accountant.run("sum", mechanism.privacy_loss(), || mechanism.release(total, rng))??;
+    let bounds = bounds.into();
+    let mechanism = Laplace::new(bounds.sum_sensitivity(relation)?, epsilon)?;
+    let released = accountant.run("sum", mechanism.privacy_loss(), || {
+        mechanism.release_units(exact_sum(values, &bounds, &mechanism.grid()), rng)
+    })?;
     Ok(Release {
         value: released,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {
             scale: mechanism.scale(),
-            rounding: mechanism.granularity() / 2.0,
+            rounding: 0.0,
         }),
     })
-}
-
-/// `Σ clamp(vᵢ, lower, upper)` after checking every value is finite.
-fn clamped_total(values: &[f64], lower: f64, upper: f64) -> Result<f64, Error> {
-    let mut total = 0.0;
-    for (index, &value) in values.iter().enumerate() {
-        check_finite(index, value)?;
-        total += value.clamp(lower, upper);
-    }
-    if !total.is_finite() {
-        return Err(Error::InvalidParameter {
-            name: "sum",
-            value: total,
-            reason: "the clamped sum overflows f64: narrow the bounds",
-        });
-    }
-    Ok(total)
 }
 
 /// How a private mean is computed (seed 001, chapter 4).
@@ -153,48 +154,52 @@ pub enum MeanMethod {
     Normalised,
 }
 
-/// A private mean of `values` clamped to the public `[lower, upper]`; the result is
+/// A private mean of `values` read by the public [`Bounds`] (NaN imputed, clamped,
+/// rounded to the grid, summed exactly: see [`records`](super::records)); the result is
 /// clamped to `[lower, upper]` too (post-processing). Empty inputs are fine: the noisy
-/// count is then usually ≤ 1 and the midpoint is returned.
+/// count is then usually ≤ 1 and the midpoint is returned. No record, whatever its
+/// value, makes the release fail.
 pub fn mean<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     values: &[f64],
-    (lower, upper): (f64, f64),
+    bounds: impl Into<Bounds>,
     method: MeanMethod,
     epsilon: f64,
     rng: &mut R,
 ) -> Result<Release<f64>, Error> {
+    let bounds = bounds.into();
+    bounds.validate()?;
     let epsilon = check_epsilon(epsilon)?;
+    if method == MeanMethod::ClampedSumOverPublicCount {
+        return clamped_mean_public_count(accountant, values, &bounds, epsilon, rng);
+    }
     let half = round::mul_down(epsilon, 0.5);
-    let midpoint = lower / 2.0 + upper / 2.0;
+    let midpoint = bounds.midpoint();
     let count_mechanism = Geometric::new(1, half)?;
-    let (sum_mechanism, total) = match method {
-        MeanMethod::ClampedSumOverPublicCount => {
-            return clamped_mean_public_count(accountant, values, (lower, upper), epsilon, rng);
-        }
-        MeanMethod::NoisySumOverNoisyCount => (
-            Laplace::new(queries::clamped_sum(lower, upper, Neighbouring::AddRemove)?, half)?,
-            clamped_total(values, lower, upper)?,
-        ),
-        MeanMethod::Normalised => {
-            queries::clamped_sum(lower, upper, Neighbouring::Substitute)?; // validates the bounds
-            let sensitivity = round::mul_up(round::sub_up(upper, lower), 0.5);
-            let shifted: Vec<f64> = values.iter().map(|v| v - midpoint).collect();
-            let half_range = sensitivity;
-            (
-                Laplace::new(sensitivity, half)?,
-                clamped_total(&shifted, -half_range, half_range)?,
-            )
-        }
+    let sum_mechanism = match method {
+        MeanMethod::Normalised => Laplace::new(half_range(&bounds), half)?,
+        _ => Laplace::new(bounds.sum_sensitivity(Neighbouring::AddRemove)?, half)?,
     };
     let n = i64::try_from(values.len()).unwrap_or(i64::MAX);
     let loss = pure(epsilon);
     let (noisy_sum, noisy_count) = accountant.run("mean", loss, || {
-        let s = sum_mechanism.release(total, rng);
+        let grid = sum_mechanism.grid();
+        let total = match method {
+            // Σ (vᵢ − m), each shifted record clamped to [−h, h] so its contribution
+            // stays within the sensitivity whatever the rounding of the subtraction.
+            MeanMethod::Normalised => {
+                let h = half_range(&bounds);
+                exact_sum_of(
+                    values.iter().map(|&v| (bounds.read(v) - midpoint).clamp(-h, h)),
+                    &grid,
+                )
+            }
+            _ => exact_sum(values, &bounds, &grid),
+        };
+        let s = sum_mechanism.release_units(total, rng);
         let c = count_mechanism.release(n, rng);
         (s, c)
     })?;
-    let noisy_sum = noisy_sum?;
     let estimate = if noisy_count <= 1 {
         midpoint
     } else {
@@ -205,45 +210,46 @@ pub fn mean<R: CryptoRng + ?Sized>(
         }
     };
     Ok(Release {
-        value: estimate.clamp(lower, upper),
+        value: estimate.clamp(bounds.lower(), bounds.upper()),
         privacy_loss: loss,
         relation: Neighbouring::AddRemove,
         noise: None,
     })
 }
 
-/// Algorithm 3 under substitution: the Laplace mechanism on the clamped sum (sensitivity
-/// `upper − lower`) divided by the public `n`, clamped. The noisy sum is an exact
-/// multiple of the grid `g` and `n` is public, so the quotient lies on the
+/// `h = (upper − lower)/2`, rounded up: the sensitivity of the normalised sum.
+fn half_range(bounds: &Bounds) -> f64 {
+    round::mul_up(round::sub_up(bounds.upper(), bounds.lower()), 0.5)
+}
+
+/// Algorithm 3 under substitution: the Laplace mechanism on the exact clamped sum
+/// (sensitivity `upper − lower`) divided by the public `n`, clamped. The noisy sum is an
+/// exact multiple of the grid `g` and `n` is public, so the quotient lies on the
 /// data-independent set `(gℤ)/n`, and its rounding to `f64` is post-processing.
 fn clamped_mean_public_count<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     values: &[f64],
-    (lower, upper): (f64, f64),
+    bounds: &Bounds,
     epsilon: f64,
     rng: &mut R,
 ) -> Result<Release<f64>, Error> {
-    let mechanism = Laplace::new(
-        queries::clamped_sum(lower, upper, Neighbouring::Substitute)?,
-        epsilon,
-    )?;
-    let total = clamped_total(values, lower, upper)?;
+    let (lower, upper) = (bounds.lower(), bounds.upper());
+    let mechanism = Laplace::new(bounds.sum_sensitivity(Neighbouring::Substitute)?, epsilon)?;
     let n = values.len();
     let psi_exponent = Rational::from_f64_up(round::mul_up(epsilon, 0.5))?;
-    let grid = Grid::new(floor_log2(mechanism.granularity()));
+    let grid = mechanism.grid();
     let (first, last) = (
         grid.to_units(lower.max(-grid.clamp_bound())),
         grid.to_units(upper.min(grid.clamp_bound())),
     );
     let value = accountant.run("mean", mechanism.privacy_loss(), || {
         if n == 0 {
-            Ok(psi(&grid, (first, last), psi_exponent, rng).clamp(lower, upper))
+            psi(&grid, (first, last), psi_exponent, rng).clamp(lower, upper)
         } else {
-            mechanism
-                .release(total, rng)
-                .map(|noisy| (noisy / n as f64).clamp(lower, upper))
+            let noisy = mechanism.release_units(exact_sum(values, bounds, &grid), rng);
+            (noisy / n as f64).clamp(lower, upper)
         }
-    })??;
+    })?;
     Ok(Release {
         value,
         privacy_loss: mechanism.privacy_loss(),
