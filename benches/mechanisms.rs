@@ -92,16 +92,16 @@ fn selection(c: &mut Criterion) {
             b.iter(|| naive_softmax(&mut rng, black_box(&scores), 0.5, &mut weights))
         });
         let exponential = Exponential::new(1.0, 1.0).unwrap();
-        group.bench_function("exact_Exponential::select", |b| {
-            b.iter(|| exponential.select(black_box(&scores), &mut rng).unwrap())
+        group.bench_function("exact_Exponential::release", |b| {
+            b.iter(|| exponential.release(black_box(&scores), &mut rng).unwrap())
         });
         let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
-        group.bench_function("exact_PermuteAndFlip::select", |b| {
-            b.iter(|| pf.select(black_box(&scores), &mut rng).unwrap())
+        group.bench_function("exact_PermuteAndFlip::release", |b| {
+            b.iter(|| pf.release(black_box(&scores), &mut rng).unwrap())
         });
         let rnm = ReportNoisyMax::laplace(1.0, 1.0).unwrap();
         group.bench_function("exact_ReportNoisyMax::laplace", |b| {
-            b.iter(|| rnm.select(black_box(&scores), &mut rng).unwrap())
+            b.iter(|| rnm.release(black_box(&scores), &mut rng).unwrap())
         });
         group.finish();
     }

@@ -45,8 +45,8 @@ pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
     AboveThreshold, Answer, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse,
-    Laplace, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse,
-    StandardSvt, gaussian, geometric, laplace,
+    Laplace, Mechanism, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax,
+    Sparse, StandardSvt, gaussian, geometric, laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};

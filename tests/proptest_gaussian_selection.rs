@@ -79,11 +79,11 @@ proptest! {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let valid = !scores.is_empty() && scores.iter().all(|s| s.is_finite());
         let results = [
-            Exponential::new(sensitivity, epsilon).map(|m| m.select(&scores, &mut rng)),
-            Exponential::monotone(sensitivity, epsilon).map(|m| m.select(&scores, &mut rng)),
-            PermuteAndFlip::new(sensitivity, epsilon).map(|m| m.select(&scores, &mut rng)),
-            ReportNoisyMax::laplace(sensitivity, epsilon).map(|m| m.select(&scores, &mut rng)),
-            ReportNoisyMax::exponential(sensitivity, epsilon).map(|m| m.select(&scores, &mut rng)),
+            Exponential::new(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
+            Exponential::monotone(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
+            PermuteAndFlip::new(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
+            ReportNoisyMax::laplace(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
+            ReportNoisyMax::exponential(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
         ];
         for result in results {
             match result {

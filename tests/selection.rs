@@ -75,7 +75,7 @@ fn exponential_mechanism_frequencies_match_the_softmax() {
             assert!((a - b).abs() < 1e-5, "{a} vs {b}");
         }
         let mut rng = ChaCha20Rng::seed_from_u64(5000 + i as u64);
-        let counts = frequencies(scores.len(), || mechanism.select(&scores, &mut rng).unwrap());
+        let counts = frequencies(scores.len(), || mechanism.release(&scores, &mut rng).unwrap());
         let result = chi_square(&counts, &expected);
         println!("exponential ε = {epsilon}, monotone = {monotone}: {counts:?} {result:?}");
         assert!(result.passes(), "{result:?}");
@@ -90,13 +90,13 @@ fn permute_and_flip_and_exponential_noise_max_match_the_exact_probabilities() {
     println!("permute-and-flip probabilities {expected:?}");
     let pf = PermuteAndFlip::new(1.0, epsilon).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(5100);
-    let counts = frequencies(scores.len(), || pf.select(&scores, &mut rng).unwrap());
+    let counts = frequencies(scores.len(), || pf.release(&scores, &mut rng).unwrap());
     let result = chi_square(&counts, &expected);
     println!("permute-and-flip: {counts:?} {result:?}");
     assert!(result.passes(), "{result:?}");
 
     let rnm = ReportNoisyMax::exponential(1.0, epsilon).unwrap();
-    let counts = frequencies(scores.len(), || rnm.select(&scores, &mut rng).unwrap());
+    let counts = frequencies(scores.len(), || rnm.release(&scores, &mut rng).unwrap());
     let result = chi_square(&counts, &expected);
     println!("report-noisy-max, exponential noise: {counts:?} {result:?}");
     assert!(result.passes(), "{result:?}");
@@ -153,7 +153,7 @@ fn laplace_noisy_max_frequencies_match_numerical_integration() {
         assert!((total - 1.0).abs() < 1e-7, "{total}");
         let expected: Vec<f64> = expected.iter().map(|p| p / total).collect();
         let mut rng = ChaCha20Rng::seed_from_u64(5200 + i as u64);
-        let counts = frequencies(scores.len(), || mechanism.select(&scores, &mut rng).unwrap());
+        let counts = frequencies(scores.len(), || mechanism.release(&scores, &mut rng).unwrap());
         let result = chi_square(&counts, &expected);
         println!("report-noisy-max Laplace b = {b:.6}: {counts:?} {result:?}");
         assert!(result.passes(), "{result:?}");
@@ -161,7 +161,7 @@ fn laplace_noisy_max_frequencies_match_numerical_integration() {
     // Ties are broken uniformly.
     let mechanism = ReportNoisyMax::laplace(1e-9, 1e9).unwrap(); // tiny noise scale
     let mut rng = ChaCha20Rng::seed_from_u64(5210);
-    let counts = frequencies(3, || mechanism.select(&[7.0, 7.0, 7.0], &mut rng).unwrap());
+    let counts = frequencies(3, || mechanism.release(&[7.0, 7.0, 7.0], &mut rng).unwrap());
     let result = chi_square(&counts, &[1.0 / 3.0; 3]);
     assert!(result.passes(), "{counts:?} {result:?}");
 }
@@ -196,8 +196,8 @@ fn exponential_mechanism_privacy_loss_and_negative_control() {
     let report = audit_selection(
         epsilon,
         5300,
-        |r| honest.select(&D, r).unwrap(),
-        |r| honest.select(&D_PRIME, r).unwrap(),
+        |r| honest.release(&D, r).unwrap(),
+        |r| honest.release(&D_PRIME, r).unwrap(),
     );
     println!("exponential mechanism ε = {epsilon}, D vs D′:\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
@@ -205,8 +205,8 @@ fn exponential_mechanism_privacy_loss_and_negative_control() {
     let report = audit_selection(
         epsilon,
         5301,
-        |r| wrong.select(&D, r).unwrap(),
-        |r| wrong.select(&D_PRIME, r).unwrap(),
+        |r| wrong.release(&D, r).unwrap(),
+        |r| wrong.release(&D_PRIME, r).unwrap(),
     );
     println!("monotone form on non-monotone scores, claimed ε = {epsilon}:\n{report}");
     assert!(!report.passed(), "{report}");
@@ -225,8 +225,8 @@ fn permute_and_flip_privacy_loss_and_negative_control() {
     let report = audit_selection(
         epsilon,
         5400,
-        |r| honest.select(&D, r).unwrap(),
-        |r| honest.select(&D_PRIME, r).unwrap(),
+        |r| honest.release(&D, r).unwrap(),
+        |r| honest.release(&D_PRIME, r).unwrap(),
     );
     println!("permute-and-flip ε = {epsilon}, D vs D′:\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
@@ -236,8 +236,8 @@ fn permute_and_flip_privacy_loss_and_negative_control() {
     let report = audit_selection(
         epsilon,
         5401,
-        |r| wrong.select(&D, r).unwrap(),
-        |r| wrong.select(&D_PRIME, r).unwrap(),
+        |r| wrong.release(&D, r).unwrap(),
+        |r| wrong.release(&D_PRIME, r).unwrap(),
     );
     println!("permute-and-flip at 2ε, claimed ε = {epsilon}:\n{report}");
     assert!(!report.passed(), "{report}");
@@ -253,8 +253,8 @@ fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
     let report = audit_selection(
         epsilon,
         5500,
-        |r| honest.select(&D, r).unwrap(),
-        |r| honest.select(&D_PRIME, r).unwrap(),
+        |r| honest.release(&D, r).unwrap(),
+        |r| honest.release(&D_PRIME, r).unwrap(),
     );
     println!("report-noisy-max Laplace(2Δ/ε), ε = {epsilon}, D vs D′:\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
@@ -264,8 +264,8 @@ fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
     let report = audit_selection(
         epsilon,
         5501,
-        |r| monotone.select(&[0.0, 0.0, 0.0], r).unwrap(),
-        |r| monotone.select(&[1.0, 0.0, 0.0], r).unwrap(),
+        |r| monotone.release(&[0.0, 0.0, 0.0], r).unwrap(),
+        |r| monotone.release(&[1.0, 0.0, 0.0], r).unwrap(),
     );
     println!("report-noisy-max Laplace(Δ/ε) on counts, ε = {epsilon}, (0,0,0) vs (1,0,0):\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
@@ -273,8 +273,8 @@ fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
     let report = audit_selection(
         epsilon,
         5502,
-        |r| exponential.select(&D, r).unwrap(),
-        |r| exponential.select(&D_PRIME, r).unwrap(),
+        |r| exponential.release(&D, r).unwrap(),
+        |r| exponential.release(&D_PRIME, r).unwrap(),
     );
     println!("report-noisy-max exponential noise, ε = {epsilon}, D vs D′:\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
@@ -323,7 +323,7 @@ fn seeds_example_3_1_7_wrong_answer_probability_is_within_the_bound() {
         let bound = 2.0 * (-c * epsilon / if monotone { 1.0 } else { 2.0 }).exp();
         let mut rng = ChaCha20Rng::seed_from_u64(5600 + i as u64);
         let wrong = (0..N)
-            .filter(|_| mechanism.select(&[0.0, c], &mut rng).unwrap() == 0)
+            .filter(|_| mechanism.release(&[0.0, c], &mut rng).unwrap() == 0)
             .count() as u64;
         let upper = dpmech::audit::clopper_pearson_upper(wrong, N, common::ALPHA);
         println!(
@@ -349,7 +349,7 @@ fn top_k_peeling_and_validation() {
         words: 0,
     };
     let top = mechanism
-        .select_top_k(&[0.0, 100.0, 50.0, 99.0], 3, &mut rng)
+        .release_top_k(&[0.0, 100.0, 50.0, 99.0], 3, &mut rng)
         .unwrap();
     assert_eq!(top.len(), 3);
     let mut sorted = top.clone();
@@ -366,29 +366,29 @@ fn top_k_peeling_and_validation() {
         // 3 × ε = 3 × 1 is exact, so the outward rounding keeps it.
         PrivacyLoss::Pure { epsilon: 3.0 }
     );
-    assert!(mechanism.select_top_k(&[1.0], 2, &mut rng).is_err());
+    assert!(mechanism.release_top_k(&[1.0], 2, &mut rng).is_err());
 
     let before = rng.words;
     for bad in [f64::NAN, f64::INFINITY] {
         assert!(matches!(
-            mechanism.select(&[1.0, bad], &mut rng),
+            mechanism.release(&[1.0, bad], &mut rng),
             Err(Error::NonFiniteValue { index: 1, .. })
         ));
         assert!(
             PermuteAndFlip::new(1.0, 1.0)
                 .unwrap()
-                .select(&[bad], &mut rng)
+                .release(&[bad], &mut rng)
                 .is_err()
         );
         assert!(
             ReportNoisyMax::laplace(1.0, 1.0)
                 .unwrap()
-                .select(&[bad], &mut rng)
+                .release(&[bad], &mut rng)
                 .is_err()
         );
     }
     assert!(matches!(
-        mechanism.select(&[], &mut rng),
+        mechanism.release(&[], &mut rng),
         Err(Error::EmptyInput { .. })
     ));
     assert_eq!(rng.words, before, "randomness drawn for rejected input");
@@ -405,7 +405,7 @@ fn top_k_peeling_and_validation() {
         assert!(ReportNoisyMax::exponential(s, e).is_err());
     }
     // Extreme but valid scores are clamped to the public range, never an error.
-    let r = mechanism.select(&[f64::MAX, f64::MIN, 0.0], &mut rng).unwrap();
+    let r = mechanism.release(&[f64::MAX, f64::MIN, 0.0], &mut rng).unwrap();
     assert_eq!(r, 0);
 }
 
@@ -418,7 +418,7 @@ fn pinned_outputs_for_a_fixed_seed() {
         .map(|_| {
             Exponential::new(1.0, 1.0)
                 .unwrap()
-                .select(&scores, &mut rng)
+                .release(&scores, &mut rng)
                 .unwrap()
         })
         .collect();
@@ -426,7 +426,7 @@ fn pinned_outputs_for_a_fixed_seed() {
         .map(|_| {
             PermuteAndFlip::new(1.0, 1.0)
                 .unwrap()
-                .select(&scores, &mut rng)
+                .release(&scores, &mut rng)
                 .unwrap()
         })
         .collect();
@@ -434,7 +434,7 @@ fn pinned_outputs_for_a_fixed_seed() {
         .map(|_| {
             ReportNoisyMax::laplace(1.0, 1.0)
                 .unwrap()
-                .select(&scores, &mut rng)
+                .release(&scores, &mut rng)
                 .unwrap()
         })
         .collect();

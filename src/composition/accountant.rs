@@ -44,9 +44,10 @@
 //! ```
 
 use super::{advanced, optimal, validate_loss};
-use crate::Error;
+use crate::mechanisms::Mechanism;
 use crate::privacy::round::{add_up, sub_down};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
+use crate::{CryptoRng, Error};
 use std::sync::{Mutex, MutexGuard};
 
 /// The composition theorem of a [`Plan`].
@@ -393,6 +394,53 @@ impl Accountant {
     pub fn run<T>(&self, label: &str, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
         self.charge(loss, Some(label))?;
         Ok(f())
+    }
+
+    /// Charges `mechanism`'s [`privacy_loss`](Mechanism::privacy_loss), then releases
+    /// `input` through it: the one generic path from a budget to a private output. A
+    /// refused charge returns the error before any randomness is drawn. The ledger
+    /// entry is labelled with the mechanism's type name ([`Accountant::release_labelled`]
+    /// to choose it). An input the mechanism refuses (e.g. a non-finite query answer)
+    /// is refused after the charge, which is not refunded: that errs on the safe side.
+    ///
+    /// ```
+    /// use dpmech::{Accountant, Laplace, Mechanism};
+    /// use dpmech::audit::CountingRng;
+    /// use rand_chacha::ChaCha20Rng;
+    /// use rand_core::SeedableRng;
+    /// let accountant = Accountant::pure(1.0)?;
+    /// let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(1));
+    /// let mean_age = Laplace::new(0.1, 0.75)?;
+    /// accountant.release(&mean_age, 38.2, &mut rng)?;
+    /// // A second release would overspend: refused before any randomness is drawn.
+    /// let draws = rng.draws();
+    /// assert!(accountant.release(&mean_age, 38.2, &mut rng).is_err());
+    /// assert_eq!(rng.draws(), draws);
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn release<I, M, R>(&self, mechanism: &M, input: I, rng: &mut R) -> Result<M::Output, Error>
+    where
+        M: Mechanism<I> + ?Sized,
+        R: CryptoRng + ?Sized,
+    {
+        let name = std::any::type_name::<M>();
+        let label = name.rsplit("::").next().unwrap_or(name);
+        self.release_labelled(label, mechanism, input, rng)
+    }
+
+    /// [`Accountant::release`] with a label of the caller's choice in the ledger.
+    pub fn release_labelled<I, M, R>(
+        &self,
+        label: &str,
+        mechanism: &M,
+        input: I,
+        rng: &mut R,
+    ) -> Result<M::Output, Error>
+    where
+        M: Mechanism<I> + ?Sized,
+        R: CryptoRng + ?Sized,
+    {
+        self.run(label, mechanism.privacy_loss(), || mechanism.release(input, rng))?
     }
 
     /// What is left, rounded down. Same kind as the budget; for a plan, `Pure { ε₀ }`

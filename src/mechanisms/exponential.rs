@@ -129,7 +129,7 @@ impl ScoreScale {
 /// candidates `r = 0, …, n−1`, output `r` with probability
 /// `∝ exp(ε·u(x, r)/(2Δu))`, or `∝ exp(ε·u(x, r)/Δu)` for monotone utilities.
 ///
-/// * **Guarantee:** pure ε-DP; [`select_top_k`](Self::select_top_k) (peeling: k
+/// * **Guarantee:** pure ε-DP; [`release_top_k`](Self::release_top_k) (peeling: k
 ///   sequential selections without replacement) is `k·ε`-DP by basic composition.
 /// * **Sensitivity:** `Δu` bounds `|u(x, r) − u(x′, r)|` for every candidate `r` and
 ///   neighbouring `x, x′` (the L∞ sensitivity of the score vector) under the relation it
@@ -154,7 +154,7 @@ impl ScoreScale {
 /// use rand_core::SeedableRng;
 /// let mechanism = Exponential::new(1.0, 1.0)?; // Δu = 1, ε = 1
 /// let votes = [10.0, 30.0, 12.0];
-/// let winner = mechanism.select(&votes, &mut ChaCha20Rng::seed_from_u64(1))?;
+/// let winner = mechanism.release(&votes, &mut ChaCha20Rng::seed_from_u64(1))?;
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
@@ -190,7 +190,7 @@ impl Exponential {
 
     /// The index of the selected candidate. Scores must be finite and non-empty
     /// (checked before any randomness).
-    pub fn select<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
+    pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);
         Ok(self.select_units(&units, best, &mut bits))
@@ -215,7 +215,7 @@ impl Exponential {
     /// returns the indices in selection order. `k·ε`-DP
     /// ([`top_k_privacy_loss`](Self::top_k_privacy_loss)). `k` must be at most the
     /// number of candidates.
-    pub fn select_top_k<R: CryptoRng + ?Sized>(
+    pub fn release_top_k<R: CryptoRng + ?Sized>(
         &self,
         scores: &[f64],
         k: usize,
@@ -285,7 +285,7 @@ impl Exponential {
         }
     }
 
-    /// `PrivacyLoss::Pure { k·ε }` (rounded up) for [`select_top_k`](Self::select_top_k).
+    /// `PrivacyLoss::Pure { k·ε }` (rounded up) for [`release_top_k`](Self::release_top_k).
     pub fn top_k_privacy_loss(&self, k: usize) -> PrivacyLoss {
         PrivacyLoss::Pure {
             epsilon: round::mul_up(self.epsilon, crate::privacy::round::u64_up(k as u64)),
@@ -313,7 +313,7 @@ impl Exponential {
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let mechanism = PermuteAndFlip::new(1.0, 1.0)?;
-/// let winner = mechanism.select(&[10.0, 30.0, 12.0], &mut ChaCha20Rng::seed_from_u64(1))?;
+/// let winner = mechanism.release(&[10.0, 30.0, 12.0], &mut ChaCha20Rng::seed_from_u64(1))?;
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
@@ -334,7 +334,7 @@ impl PermuteAndFlip {
 
     /// The index of the selected candidate (scores finite and non-empty, checked
     /// before any randomness).
-    pub fn select<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
+    pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);
         Ok(permute_and_flip(&self.scale, &units, best, &mut bits))

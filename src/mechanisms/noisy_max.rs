@@ -47,7 +47,7 @@ enum Noise {
 /// use rand_core::SeedableRng;
 /// let counts = [120.0, 95.0, 130.0]; // counting queries: monotone, Δ = 1
 /// let mechanism = ReportNoisyMax::laplace_monotone(1.0, 0.5)?;
-/// let winner = mechanism.select(&counts, &mut ChaCha20Rng::seed_from_u64(1))?;
+/// let winner = mechanism.release(&counts, &mut ChaCha20Rng::seed_from_u64(1))?;
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
@@ -93,7 +93,7 @@ impl ReportNoisyMax {
 
     /// The index of the largest noisy score (ties broken uniformly). Scores must be
     /// finite and non-empty (checked before any randomness).
-    pub fn select<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
+    pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);
         Ok(match &self.noise {
