@@ -73,22 +73,37 @@ fn bd0(x: f64, m: f64) -> f64 {
 
 /// `ln Pr[X = k]` for `X ~ Binomial(n, p)`; callers ensure `0 < p < 1` and `k ≤ n`.
 pub(crate) fn ln_pmf(n: u64, k: u64, p: f64) -> f64 {
+    ln_pmf_pq(n, k, p, 1.0 - p).0
+}
+
+/// `ln Pr[X = k]` for `X ~ Binomial(n, p)` given both `p` and `q = 1 − p` (so that a
+/// tiny `q` keeps its relative precision), with a bound on its absolute error.
+///
+/// The bound is `16u` times the sum of the magnitudes of the terms added (each term
+/// is computed with a few faithfully rounded operations, and the saddle-point
+/// deviances move by at most `2u·|k − np|` when `np` carries a rounding error), plus
+/// `10⁻¹³` for the Stirling-series truncation and the small-`n` table. `−∞` (with a
+/// zero bound) when the probability underflows to 0 because `p` or `q` does.
+pub(crate) fn ln_pmf_pq(n: u64, k: u64, p: f64, q: f64) -> (f64, f64) {
+    const U: f64 = f64::EPSILON / 2.0;
     let nf = n as f64;
-    let ln_q = (-p).ln_1p();
-    if k == 0 {
-        return nf * ln_q;
-    }
-    if k == n {
-        return nf * p.ln();
+    let ln_p = if q < 0.5 { (-q).ln_1p() } else { p.ln() };
+    let ln_q = if p < 0.5 { (-p).ln_1p() } else { q.ln() };
+    if k == 0 || k == n {
+        let v = nf * if k == 0 { ln_q } else { ln_p };
+        return (v, 4.0 * U * v.abs());
     }
     let kf = k as f64;
     let rest = (n - k) as f64;
     let np = nf * p;
-    let nq = nf - np;
-    let lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(kf, np) - bd0(rest, nq);
+    let nq = nf * q;
+    let (s_n, s_k, s_r) = (stirlerr(n), stirlerr(k), stirlerr(n - k));
+    let (d_k, d_r) = (bd0(kf, np), bd0(rest, nq));
     // ln(2π k (n−k) / n), written to avoid overflow and cancellation.
     let lf = (2.0 * PI).ln() + kf.ln() + (-kf / nf).ln_1p();
-    lc - 0.5 * lf
+    let value = s_n - s_k - s_r - d_k - d_r - 0.5 * lf;
+    let magnitude = s_n.abs() + s_k.abs() + s_r.abs() + d_k + d_r + lf.abs() + 4.0 * (kf - np).abs();
+    (value, 16.0 * U * magnitude + 1e-13)
 }
 
 /// `Σ_{j ≥ k} Pr[X = j] / Pr[X = k]` when the terms decrease from `k` on.

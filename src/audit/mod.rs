@@ -118,7 +118,7 @@
 //! stress the mechanism (boundaries, ties, the largest change of the query). A PASS
 //! bounds nothing from above: only a FAIL is a statistical proof (of a broken claim).
 
-mod binomial;
+pub(crate) mod binomial;
 mod counting_rng;
 mod events;
 mod float_leak;

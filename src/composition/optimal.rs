@@ -16,31 +16,60 @@
 //!
 //! # Numerics
 //!
-//! The binomial weights are built from the mode outward by the exact ratio
-//! `P(j+1)/P(j) = (k − j)/(j + 1) · e^ε`, never forming `C(k, l)`, `e^{kε}` or
-//! `(1+e^ε)^k` (which overflow for large k), and normalised by their own sum. The
-//! walk stops when a weight drops below 10⁻³⁰⁰ of the mode's; by log-concavity of the
-//! binomial every remaining weight is smaller, so `(number left) × 10⁻³⁰⁰` bounds the
-//! dropped mass and is *added* to the result. Each weight carries a relative error of
-//! at most 5u per step from the mode (u = 2⁻⁵³: one division, two products, and the
-//! ≤ 1-ulp error of `e^±ε` that recurs at every step) and each sum ≤ 2u per term; the
-//! result is multiplied by `1 + 3η` with `η = (6·steps + 2·terms + 8)·u`, which covers
-//! `(1 + η)/(1 − η)`, so the value returned is an upper bound on the exact δ_opt (given
-//! the platform's `exp`/`exp_m1` are accurate to 1 ulp, as in [`crate::privacy::round`]). About `75·√(k p (1−p))` terms are
-//! visited: k = 10⁶ takes well under a millisecond. k is limited to 2³⁶.
+//! Only outcomes with `L > ε_total` contribute, and `L = (2j − k)ε` grows with `j`, so
+//! the sum runs over `j ≥ j₀`. It starts at `j_s = max(j₀, mode)`, whose probability
+//! `P(j_s)` is evaluated directly in log space with Loader's saddle-point formula (no
+//! `C(k, j)`, `e^{kε}` or `(1+e^ε)^k`, no cancellation), and walks outward by the exact
+//! ratio `P(j+1)/P(j) = (k − j)/(j + 1) · e^ε`: upward (weights decreasing, excess
+//! increasing) and, when `j₀` lies below the mode, downward to `j₀` (weights and excess
+//! both decreasing). Terms below `j₀` have loss at most `ε_total` and contribute exactly
+//! 0. Each walk stops once the mass it has not visited is provably below `2⁻⁵⁰` of the
+//! sum so far: by log-concavity the ratios keep shrinking, so the rest is bounded by a
+//! geometric series in the current ratio `r` — upward by `w·min(r/(1−r), a·r/(1−r) +
+//! 2ε·r/(1−r)²)` with `a = L_j − ε_total` (as `1 − e^{−x} ≤ x`), downward by
+//! `w·excess_j·r/(1−r)` — and that bound is *added*. Nothing else is dropped: there is no
+//! floor relative to the mode, and a result far below `f64::MIN_POSITIVE` is still
+//! computed in log space (`ln P(j_s) + ln Σ`) and only exponentiated at the end.
+//!
+//! Error accounting: the log-probability carries its own absolute error bound (see
+//! `ln_pmf_pq`: a few ulps of the magnitudes involved); each walk step multiplies a
+//! relative error of at most 5u (u = 2⁻⁵³: one division, two products, and the ≤ 1-ulp
+//! error of `e^±ε` that recurs at every step) and each sum ≤ 2u per term; the result
+//! is multiplied by `1 + 3η` with `η = (6·steps + 2·terms + 8)·u`, covering `(1 + η)/(1 −
+//! η)`. The value returned is therefore an upper bound on the exact δ_opt (given the
+//! platform's `exp`/`ln` are faithful, as in [`crate::privacy::round`]), and it is
+//! within about `10⁻¹²` relative of it for every k accepted. A positive δ_opt below the
+//! smallest positive `f64` (2⁻¹⁰⁷⁴) is reported as a value of that size, never as 0: 0
+//! is returned only when no outcome has loss above `ε_total`, i.e. `ε_total ≥ kε`.
+//!
+//! Cost: each evaluation visits about `20·√(k p (1−p))` terms at most (the walks stop
+//! about 9 standard deviations past the start) and is capped at 2²⁰ steps per side, so
+//! `optimal_delta` answers in milliseconds for every accepted k, and the searches
+//! (`optimal_epsilon`, `max_epsilon_per_step`: at most 64 evaluations each, on a bracket
+//! found in closed form) well within a second. k is limited to [`MAX_STEPS`] = 2²⁶; beyond it
+//! the functions refuse with a typed error (use advanced composition or zCDP, which
+//! are looser but closed-form).
 //!
 //! Adaptivity: the mechanisms may be chosen adaptively, but k and ε are fixed up front.
 
 use super::{check_epsilon_total, check_steps, largest_satisfying, smallest_satisfying};
 use crate::Error;
-use crate::privacy::round::{add_up, div_up, mul_up, sub_down};
+use crate::audit::binomial::ln_pmf_pq;
+use crate::privacy::round::{add_up, div_up, exp_up, ln_up, mul_up, sub_down, sub_up};
 use crate::privacy::{check_delta, check_epsilon};
 
-/// The largest k accepted by the exact computation.
-pub const MAX_STEPS: u64 = 1 << 36;
+/// The largest k accepted by the exact computation (2²⁶ ≈ 6.7·10⁷): it bounds the
+/// cost of one evaluation (see the module docs).
+pub const MAX_STEPS: u64 = 1 << 26;
 
-/// Weights below this fraction of the mode's are not visited (their mass is bounded).
-const FLOOR: f64 = 1e-300;
+/// Unit roundoff u = 2⁻⁵³.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// A walk stops once the mass it has not visited is below this fraction of its sum.
+const NEGLIGIBLE: f64 = 1.0 / 1_125_899_906_842_624.0; // 2⁻⁵⁰
+
+/// At most this many steps per walk; past it the geometric bound is added as it is.
+const MAX_WALK: u64 = 1 << 20;
 
 fn check_k(k: u64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
@@ -48,13 +77,13 @@ fn check_k(k: u64) -> Result<f64, Error> {
         return Err(Error::InvalidParameter {
             name: "k",
             value: kf,
-            reason: "exact optimal composition supports k <= 2^36; use advanced composition or zCDP",
+            reason: "exact optimal composition supports k <= 2^26; use advanced composition or zCDP",
         });
     }
     Ok(kf)
 }
 
-/// Upper bound on δ_opt(ε_total) for validated inputs (k ≤ 2³⁶, ε > 0, ε_total ≥ 0).
+/// Upper bound on δ_opt(ε_total) for validated inputs (k ≤ 2²⁶, ε > 0, ε_total ≥ 0).
 fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
     let kf = k as f64;
     if eps_total >= mul_up(kf, eps) {
@@ -64,59 +93,113 @@ fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
     let e_pos = eps.exp();
     let e_neg = (-eps).exp();
     let p = 1.0 / (1.0 + e_neg);
+    let q = e_neg / (1.0 + e_neg);
     let mode = (((kf + 1.0) * p).floor() as u64).min(k);
+    // L_j > ε_total ⟺ j > (k + ε_total/ε)/2; two below the computed value is certainly
+    // at or below the exact threshold (the float error is far below 1 for k ≤ 2²⁶).
+    let threshold = (kf + eps_total / eps) / 2.0;
+    let j0 = if threshold.is_finite() {
+        ((threshold.floor() as u64).saturating_sub(2)).min(k)
+    } else {
+        k
+    };
+    // The loss minus ε_total, rounded up (≥ 0 when the term can contribute).
+    let gap_up = |j: u64| sub_up(mul_up((2 * j) as f64 - kf, eps), eps_total);
     // (1 − e^{ε_total − L_j})⁺, rounded up.
     let excess = |j: u64| -> f64 {
-        let loss_up = mul_up((2 * j) as f64 - kf, eps);
-        let x = sub_down(eps_total, loss_up);
+        let x = sub_down(eps_total, mul_up((2 * j) as f64 - kf, eps));
         if x < 0.0 {
             (-x.exp_m1()).next_up().next_up().min(1.0)
         } else {
             0.0
         }
     };
-    let mut num = excess(mode);
-    let mut den = 1.0f64;
-    let mut terms: u64 = 1;
-    // Upward from the mode.
-    let (mut w, mut j) = (1.0f64, mode);
-    let mut steps_up = 0u64;
-    while j < k {
+    // A ratio rounded up past its ≤ 5u computation error (and never 0 when the exact
+    // ratio is positive but underflowed).
+    let ratio_up = |r: f64| (r * (1.0 + 8.0 * U)).next_up();
+    let geometric = |r: f64| {
+        if r < 1.0 {
+            div_up(r, sub_down(1.0, r))
+        } else {
+            f64::INFINITY
+        }
+    };
+
+    // A weight whose relative error is no longer tracked (subnormal) is bounded by the
+    // smallest normal number times two.
+    let normal_or_min = |w: f64| {
+        if w < f64::MIN_POSITIVE {
+            2.0 * f64::MIN_POSITIVE
+        } else {
+            w
+        }
+    };
+    let start = j0.max(mode);
+    let (ln_ref, ln_ref_err) = ln_pmf_pq(k, start, p, q);
+    // Weights relative to P(start); the sum of weight × excess.
+    let mut sum = 0.0f64;
+    let mut terms: u64 = 0;
+    // Upward from `start`: weights decrease, excess increases.
+    let (mut w, mut j, mut steps_up) = (1.0f64, start, 0u64);
+    loop {
+        sum += w * excess(j);
+        terms += 1;
+        if j == k {
+            break;
+        }
+        let r = ratio_up(((k - j) as f64 / (j + 1) as f64) * e_pos);
+        let g = geometric(r);
+        if g.is_finite() {
+            // Σ_{n≥1} w rⁿ (a + 2nε) with a = L_j − ε_total, and excess ≤ 1.
+            let a = gap_up(j).max(0.0);
+            let linear = add_up(
+                mul_up(a, g),
+                mul_up(mul_up(2.0, eps), mul_up(g, div_up(1.0, sub_down(1.0, r)))),
+            );
+            let rest = mul_up(normal_or_min(w), g.min(linear));
+            if rest <= sum * NEGLIGIBLE || steps_up >= MAX_WALK || w < f64::MIN_POSITIVE {
+                sum = add_up(sum, rest);
+                break;
+            }
+        } else if steps_up >= MAX_WALK {
+            // Cannot happen past the mode; refuse to claim anything below 1.
+            return 1.0;
+        }
         w *= ((k - j) as f64 / (j + 1) as f64) * e_pos;
         j += 1;
-        if w.is_nan() || w < FLOOR {
-            num += (k - j + 1) as f64 * FLOOR;
-            break;
-        }
-        den += w;
-        num += w * excess(j);
-        terms += 1;
         steps_up += 1;
     }
-    // Downward from the mode.
-    let (mut w, mut j) = (1.0f64, mode);
-    let mut steps_down = 0u64;
-    while j > 0 {
+    // Downward from the mode to j0 when j0 lies below it: weights and excess decrease.
+    let (mut w, mut j, mut steps_down) = (1.0f64, start, 0u64);
+    while j > j0 {
         w *= (j as f64 / (k - j + 1) as f64) * e_neg;
         j -= 1;
-        if w.is_nan() || w < FLOOR {
-            num += (j + 1) as f64 * FLOOR;
+        steps_down += 1;
+        let x = excess(j);
+        sum += w * x;
+        terms += 1;
+        if j == 0 || x == 0.0 {
             break;
         }
-        den += w;
-        num += w * excess(j);
-        terms += 1;
-        steps_down += 1;
+        let r = ratio_up((j as f64 / (k - j + 1) as f64) * e_neg);
+        let rest = mul_up(mul_up(normal_or_min(w), x), geometric(r));
+        if rest <= sum * NEGLIGIBLE || steps_down >= MAX_WALK || w < f64::MIN_POSITIVE {
+            sum = add_up(sum, rest);
+            break;
+        }
     }
-    // Relative error, in units u = 2⁻⁵³: ≤ 5u per step of the walk (division, two
-    // products, and the systematic ≤ 2u error of e^±ε), ≤ 2u per summed term.
-    let eta = (6 * steps_up.max(steps_down) + 2 * terms + 8) as f64 * f64::EPSILON / 2.0;
-    let delta = mul_up(div_up(num, den), add_up(1.0, mul_up(3.0, eta)));
-    delta.min(1.0)
+    // Products and sums that fell into the subnormal range carry an absolute error of
+    // at most half of 2⁻¹⁰⁷⁴ each instead of a relative one.
+    sum = add_up(sum, mul_up(terms as f64, 1e-323));
+    // Relative error, in units u: ≤ 5u per step of a walk, ≤ 2u per summed term.
+    let eta = (6 * steps_up.max(steps_down) + 2 * terms + 8) as f64 * U;
+    let ln_factor = ln_up(add_up(1.0, mul_up(3.0, eta)));
+    let ln_delta = add_up(add_up(add_up(ln_ref, ln_ref_err), ln_up(sum)), ln_factor);
+    exp_up(ln_delta).min(1.0)
 }
 
 /// δ_opt(ε_total) for the k-fold composition of ε-DP mechanisms (Kairouz–Oh–Viswanath
-/// 2015), as an upper bound that is tight to ≈ k·10⁻¹⁶ relative. `epsilon_total ≥ 0`
+/// 2015), as an upper bound that is tight to about 10⁻¹² relative (see the module docs). `epsilon_total ≥ 0`
 /// (0 gives the total-variation distance); the result is 0 once `ε_total ≥ kε`.
 ///
 /// ```
@@ -177,16 +260,11 @@ pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f6
         });
     }
     let fits = |e: f64| delta_upper(k, e, target) <= d;
-    let mut hi = lo;
-    let mut doublings = 0;
-    while fits(hi) && doublings < 1100 {
-        hi *= 2.0;
-        doublings += 1;
-        if !hi.is_finite() {
-            hi = f64::MAX;
-            break;
-        }
-    }
+    // One step is the most permissive case (δ_opt only grows with k), and for k = 1
+    // δ_opt(t) = (e^ε − e^t)/(1 + e^ε) ≤ δ ⟺ ε ≤ t + ln(1 + δe^{−t}) − ln(1 − δ):
+    // a bracket in closed form, rounded up (then 64 bisection steps at most).
+    let one_step = add_up(add_up(target, (d * (-target).exp()).ln_1p()), -(-d).ln_1p());
+    let hi = mul_up(one_step, 1.0 + 1e-12).max(lo).min(f64::MAX);
     Ok(largest_satisfying(lo, hi, fits).max(lo))
 }
 

@@ -271,7 +271,8 @@ impl KaryRandomizedResponse {
                 reason: "there must be one count per value",
             });
         }
-        let n: u64 = counts.iter().sum();
+        // Summed in u128: k ≤ 2⁶⁴ counts below 2⁶⁴ each cannot wrap around.
+        let n: u128 = counts.iter().map(|&c| u128::from(c)).sum();
         if n == 0 {
             return Err(Error::EmptyInput { what: "the reports" });
         }
