@@ -3,7 +3,8 @@
 //! Run with `cargo test --test composition -- --nocapture` to see the figures.
 #![allow(clippy::float_cmp)] // exact comparisons are intended where the arithmetic is exact
 
-use dpmech::composition::{advanced, optimal, sequential, zcdp};
+use dpmech::composition::{Part, advanced, optimal, parallel, parallel_public_sizes, sequential, zcdp};
+use dpmech::sensitivity::Neighbouring;
 use dpmech::{Error, PrivacyLoss};
 use proptest::prelude::*;
 
@@ -14,7 +15,7 @@ use proptest::prelude::*;
 fn seed_advanced_composition_k10000() {
     let k = 10_000u64;
     let slack = (-32.0f64).exp();
-    let eps = advanced::advanced_epsilon(k, 1.0 / 801.0, slack).unwrap();
+    let eps = advanced::epsilon(k, 1.0 / 801.0, slack).unwrap();
     // Independent plain-f64 evaluation of the theorem: √(2·10⁴·32)/801 + 10⁴/801·(e^{1/801} − 1).
     let plain = (2.0 * 10_000.0 * 32.0f64).sqrt() / 801.0 + 10_000.0 / 801.0 * (1.0f64 / 801.0).exp_m1();
     println!("advanced composition, k = 10000, delta' = e^-32, eps0 = 1/801: eps' = {eps:.6}");
@@ -27,10 +28,10 @@ fn seed_advanced_composition_k10000() {
         "largest per-step eps with eps' <= 1: {best:.6e} (1/{:.6})",
         1.0 / best
     );
-    assert!(advanced::advanced_epsilon(k, best, slack).unwrap() <= 1.0);
+    assert!(advanced::epsilon(k, best, slack).unwrap() <= 1.0);
     // Maximal up to the bisection's resolution: a few ulps more breaks the bound.
     let above = best * (1.0 + 1e-12);
-    assert!(advanced::advanced_epsilon(k, above, slack).unwrap() > 1.0);
+    assert!(advanced::epsilon(k, above, slack).unwrap() > 1.0);
     assert!(best < 1.0 / 801.0);
 }
 
@@ -66,7 +67,7 @@ fn optimal_composition_table() {
     ] {
         println!("optimal composition (KOV 2015), k = {k}, eps = {eps}:");
         for t in totals {
-            let d = optimal::optimal_delta(k, eps, t).unwrap();
+            let d = optimal::delta(k, eps, t).unwrap();
             let r = kov_reference(k, eps, t);
             let adv = advanced::delta_slack_for(k, eps, t).ok();
             println!(
@@ -88,15 +89,15 @@ fn optimal_is_never_above_advanced_on_a_grid() {
     for k in [1u64, 2, 3, 5, 10, 30, 100, 1_000, 10_000, 100_000] {
         for eps in [1e-3, 0.01, 0.05, 0.1, 0.5, 1.0, 2.0] {
             for slack in [0.5, 1e-2, 1e-6, 1e-10, (-32.0f64).exp()] {
-                let total = advanced::advanced_epsilon(k, eps, slack).unwrap();
-                let d = optimal::optimal_delta(k, eps, total).unwrap();
+                let total = advanced::epsilon(k, eps, slack).unwrap();
+                let d = optimal::delta(k, eps, total).unwrap();
                 assert!(
                     d <= slack,
                     "k {k} eps {eps} slack {slack}: optimal delta {d} at eps' {total}"
                 );
                 // ...and the exact rule is also never worse than sequential composition.
                 let seq = sequential::homogeneous_epsilon(k, eps).unwrap();
-                assert_eq!(optimal::optimal_delta(k, eps, seq).unwrap(), 0.0);
+                assert_eq!(optimal::delta(k, eps, seq).unwrap(), 0.0);
                 checked += 1;
             }
         }
@@ -128,7 +129,7 @@ fn kov_formula_matches_brute_force_randomized_response() {
             for frac in [0.0, 0.05, 0.13, 0.25, 0.4, 0.5, 0.77, 0.99] {
                 let t = frac * f64::from(k) * eps;
                 let brute = brute_force_rr(k, eps, t);
-                let d = optimal::optimal_delta(u64::from(k), eps, t).unwrap();
+                let d = optimal::delta(u64::from(k), eps, t).unwrap();
                 // The library returns an upper bound, tight to ~1e-13 here; the brute
                 // force sums 2^k terms in f64 (relative error ≲ 2^k·1e-16).
                 let tol = 1e-12 * brute + 1e-15;
@@ -144,7 +145,7 @@ fn kov_formula_matches_brute_force_randomized_response() {
     println!("KOV formula vs brute-force RR enumeration (k <= 12): max relative gap {worst:.2e}");
     // Negative control: the same check rejects a formula with the wrong per-step ε.
     let (k, eps, t) = (8u32, 0.5, 1.0);
-    let wrong = optimal::optimal_delta(u64::from(k), 0.9 * eps, t).unwrap();
+    let wrong = optimal::delta(u64::from(k), 0.9 * eps, t).unwrap();
     assert!(wrong < brute_force_rr(k, eps, t) * (1.0 - 1e-3));
 }
 
@@ -154,7 +155,7 @@ fn optimal_is_stable_for_a_million_steps() {
     let k = 1_000_000u64;
     let eps = 1e-3;
     for t in [1.0, 2.0, 3.0, 5.0] {
-        let d = optimal::optimal_delta(k, eps, t).unwrap();
+        let d = optimal::delta(k, eps, t).unwrap();
         let r = kov_reference_normal(k, eps, t);
         println!("k = 1e6, eps = 1e-3, eps_total = {t}: delta = {d:.10e} (normal approx {r:.3e})");
         assert!(d.is_finite() && d > 0.0 && d < 1.0);
@@ -166,7 +167,7 @@ fn optimal_is_stable_for_a_million_steps() {
         "k = 1e6, target (1, 1e-6): optimal per-step eps = {e:.6e} ({:?})",
         start.elapsed()
     );
-    assert!(optimal::optimal_delta(k, e, 1.0).unwrap() <= 1e-6);
+    assert!(optimal::delta(k, e, 1.0).unwrap() <= 1e-6);
 }
 
 /// Gaussian approximation of δ for many small steps: the privacy loss L is ≈ N(μ, σ²)
@@ -245,23 +246,23 @@ fn per_step_allowances_fit_and_are_ordered() {
         println!("  k = {k:>5}: sequential {seq:.6e}  advanced {adv:.6e}  zCDP {zc:.6e}  optimal {opt:.6e}");
         // Each allowance satisfies its own forward computation...
         assert!(sequential::homogeneous_epsilon(k, seq).unwrap() <= target);
-        assert!(advanced::advanced_epsilon(k, adv, delta).unwrap() <= target);
-        assert!(optimal::optimal_delta(k, opt, target).unwrap() <= delta);
+        assert!(advanced::epsilon(k, adv, delta).unwrap() <= target);
+        assert!(optimal::delta(k, opt, target).unwrap() <= delta);
         let rho = zcdp::compose(&vec![zcdp::pure_to_zcdp(zc).unwrap(); k as usize]).unwrap();
         assert!(zcdp::epsilon_tight(rho, delta).unwrap() <= target * (1.0 + 1e-12));
         // ...and the exact rule dominates every valid rule.
         assert!(opt >= seq && opt >= adv && opt >= zc, "k {k}");
         // Maximality (optimal): 1e-9 relatively more breaks it.
-        assert!(optimal::optimal_delta(k, opt * (1.0 + 1e-9), target).unwrap() > delta);
+        assert!(optimal::delta(k, opt * (1.0 + 1e-9), target).unwrap() > delta);
     }
     // δ for a given total ε: optimal needs less slack than advanced.
-    let d_opt = optimal::optimal_delta(1000, 0.01, 1.0).unwrap();
+    let d_opt = optimal::delta(1000, 0.01, 1.0).unwrap();
     let d_adv = advanced::delta_slack_for(1000, 0.01, 1.0).unwrap();
     println!("k = 1000, eps = 0.01, eps_total = 1: delta optimal {d_opt:.3e}, advanced {d_adv:.3e}");
     assert!(d_opt <= d_adv);
-    let e_opt = optimal::optimal_epsilon(1000, 0.01, 1e-6).unwrap();
-    assert!(optimal::optimal_delta(1000, 0.01, e_opt).unwrap() <= 1e-6);
-    assert!(optimal::optimal_delta(1000, 0.01, e_opt * (1.0 - 1e-9)).unwrap() > 1e-6);
+    let e_opt = optimal::epsilon(1000, 0.01, 1e-6).unwrap();
+    assert!(optimal::delta(1000, 0.01, e_opt).unwrap() <= 1e-6);
+    assert!(optimal::delta(1000, 0.01, e_opt * (1.0 - 1e-9)).unwrap() > 1e-6);
 }
 
 // ---------------------------------------------------------------------------------
@@ -312,10 +313,10 @@ proptest! {
         ok_not_nan(sequential::epsilon_sum(&[a, b]))?;
         ok_not_nan(sequential::homogeneous_epsilon(k, a))?;
         ok_not_nan(sequential::max_epsilon_per_step(k, a))?;
-        ok_not_nan(advanced::advanced_epsilon(k, a, b))?;
+        ok_not_nan(advanced::epsilon(k, a, b))?;
         ok_not_nan(advanced::max_epsilon_per_step(k, a, b))?;
         ok_not_nan(advanced::delta_slack_for(k, a, b))?;
-        ok_not_nan(optimal::optimal_delta(k_opt, a, b))?;
+        ok_not_nan(optimal::delta(k_opt, a, b))?;
         ok_not_nan(zcdp::pure_to_zcdp(a))?;
         ok_not_nan(zcdp::compose(&[a, b, c]))?;
         ok_not_nan(zcdp::epsilon_simple(a, b))?;
@@ -333,14 +334,19 @@ proptest! {
                 prop_assert!(total.epsilon().is_none_or(|e| e.is_finite() && e > 0.0));
             }
             let _ = advanced::advanced(k, l, b);
-            let _ = dpmech::composition::parallel::parallel(&[l], dpmech::sensitivity::Neighbouring::Substitute);
+            for relation in [Neighbouring::AddRemove, Neighbouring::Substitute] {
+                if let Ok(part) = Part::new(l, relation) {
+                    let _ = parallel(&[part, part], Neighbouring::Substitute);
+                    let _ = parallel_public_sizes(&[part]);
+                }
+            }
         }
     }
 
     #[test]
     fn slow_inverse_questions_do_not_panic(k in 0..5_000u64, a in any_f64(), b in any_f64()) {
         ok_not_nan(optimal::max_epsilon_per_step(k, a, b))?;
-        ok_not_nan(optimal::optimal_epsilon(k, a, b))?;
+        ok_not_nan(optimal::epsilon(k, a, b))?;
         ok_not_nan(zcdp::max_rho(a, b))?;
         ok_not_nan(zcdp::max_epsilon_per_step(k, a, b))?;
     }
@@ -348,10 +354,10 @@ proptest! {
     #[test]
     fn invalid_parameters_give_typed_errors(bad_eps in prop_oneof![Just(f64::NAN), Just(0.0), -1e9..0.0f64, Just(f64::INFINITY)],
                                             bad_delta in prop_oneof![Just(f64::NAN), Just(0.0), Just(1.0), 1.0..1e9f64, -1.0..0.0f64]) {
-        prop_assert!(matches!(advanced::advanced_epsilon(10, bad_eps, 1e-6), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
-        prop_assert!(matches!(advanced::advanced_epsilon(10, 0.1, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
-        prop_assert!(matches!(advanced::advanced_epsilon(0, 0.1, 1e-6), Err(Error::InvalidParameter { name: "k", .. })), "expected a typed error");
-        prop_assert!(matches!(optimal::optimal_delta(10, bad_eps, 1.0), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
+        prop_assert!(matches!(advanced::epsilon(10, bad_eps, 1e-6), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
+        prop_assert!(matches!(advanced::epsilon(10, 0.1, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
+        prop_assert!(matches!(advanced::epsilon(0, 0.1, 1e-6), Err(Error::InvalidParameter { name: "k", .. })), "expected a typed error");
+        prop_assert!(matches!(optimal::delta(10, bad_eps, 1.0), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
         prop_assert!(matches!(optimal::max_epsilon_per_step(10, 1.0, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
         prop_assert!(matches!(zcdp::epsilon_tight(bad_eps, 1e-6), Err(Error::InvalidRho { .. })), "expected a typed error");
         prop_assert!(matches!(zcdp::epsilon_tight(0.5, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
@@ -367,7 +373,7 @@ proptest! {
         let (k2, e2, d2) = (k1 + dk, e1 + de, d1 + dd);
         prop_assert!(sequential::homogeneous_epsilon(k1, e1).unwrap() <= sequential::homogeneous_epsilon(k2, e2).unwrap());
         prop_assert!(sequential::epsilon_sum(&[e1, e1]).unwrap() <= sequential::epsilon_sum(&[e1, e2]).unwrap());
-        let a = |k, e, d| advanced::advanced_epsilon(k, e, d).unwrap();
+        let a = |k, e, d| advanced::epsilon(k, e, d).unwrap();
         prop_assert!(a(k1, e1, d1) <= a(k2, e1, d1));
         prop_assert!(a(k1, e1, d1) <= a(k1, e2, d1));
         prop_assert!(a(k1, e1, d2) <= a(k1, e1, d1)); // more slack, less ε
@@ -383,7 +389,7 @@ proptest! {
                                      d1 in 1e-12..0.5f64, dd in 0.0..0.5f64) {
         // The exact δ_opt is monotone; the computed upper bound may wobble by its own
         // error bound (≤ 1e-12 relative here), so compare with that slack.
-        let o = |k, e, t| optimal::optimal_delta(k, e, t).unwrap();
+        let o = |k, e, t| optimal::delta(k, e, t).unwrap();
         let slack = 1e-12;
         let (k2, e2, t2) = (k1 + dk, e1 + de, t1 + dt);
         prop_assert!(o(k1, e1, t1) <= o(k2, e1, t1) * (1.0 + slack) + 1e-300);

@@ -1,6 +1,6 @@
 //! Optimal composition in the tails and at the extremes (issue 11, items 3 and 5).
 //!
-//! `optimal_delta` and `optimal_epsilon` are compared with an independent evaluation of
+//! `optimal::delta` and `optimal::epsilon` are compared with an independent evaluation of
 //! the Kairouz–Oh–Viswanath sum written here: every `ln Pr[B = j]` by a compensated
 //! running sum of `ln((k − i)/(i + 1))` from `j = 0`, and the terms added in log space
 //! (log-sum-exp), so nothing underflows however small δ is. The library must never be
@@ -61,7 +61,7 @@ fn reference_ln_delta(table: &[f64], eps: f64, eps_total: f64) -> f64 {
 /// error, ≤ 1e-11 relative here), at most 1e-9 relative above it; where the exact
 /// value is below the smallest positive `f64`, a value of that size (never 0).
 fn check_delta(k: u64, eps: f64, eps_total: f64, ln_ref: f64) -> f64 {
-    let ours = optimal::optimal_delta(k, eps, eps_total).unwrap();
+    let ours = optimal::delta(k, eps, eps_total).unwrap();
     let exact = ln_ref.exp();
     if ln_ref == f64::NEG_INFINITY {
         assert_eq!(ours, 0.0, "k={k} eps={eps} t={eps_total}: no outcome exceeds t");
@@ -117,10 +117,7 @@ fn optimal_delta_matches_an_independent_log_space_sum() {
             }
         }
         // At and past kε (rounded up) no outcome exceeds ε_total: exactly 0.
-        assert_eq!(
-            optimal::optimal_delta(k, eps, top.next_up().next_up()).unwrap(),
-            0.0
-        );
+        assert_eq!(optimal::delta(k, eps, top.next_up().next_up()).unwrap(), 0.0);
         println!("k = {k:>7}, eps = {eps:.6}: worst relative excess over the exact delta {worst:.2e}");
     }
 }
@@ -140,7 +137,7 @@ fn the_reviews_tail_cases_are_exact() {
         println!(
             "delta_opt({t}) = e^{ln_ref:.2} = 10^{:.2}; reported {:e}",
             ln_ref / std::f64::consts::LN_10,
-            optimal::optimal_delta(k, eps, t).unwrap()
+            optimal::delta(k, eps, t).unwrap()
         );
         check_delta(k, eps, t, ln_ref);
     }
@@ -151,7 +148,7 @@ fn optimal_epsilon_is_valid_and_within_1e9_of_the_exact_one() {
     for (k, eps) in [(10u64, 1.0), (10_000, 1.0 / 801.0), (1_000_000, 0.001)] {
         let table = ln_pmf_table(k, eps);
         for delta in [0.3, 1e-3, 1e-6, 1e-10, 1e-30, 1e-100, 1e-250] {
-            let e = optimal::optimal_epsilon(k, eps, delta).unwrap();
+            let e = optimal::epsilon(k, eps, delta).unwrap();
             // Valid: the exact δ at the reported ε is within δ (up to the reference's
             // own error).
             let at = reference_ln_delta(&table, eps, e).exp();
@@ -216,13 +213,13 @@ fn extreme_public_parameters_answer_or_refuse_within_a_second() {
         for &e in &epsilons {
             for &d in &deltas {
                 let calls: [(&str, &Call); 9] = [
-                    ("optimal_delta", &|| optimal::optimal_delta(k, e, d)),
-                    ("optimal_delta(t = e)", &|| optimal::optimal_delta(k, e, e)),
-                    ("optimal_epsilon", &|| optimal::optimal_epsilon(k, e, d)),
+                    ("optimal_delta", &|| optimal::delta(k, e, d)),
+                    ("optimal_delta(t = e)", &|| optimal::delta(k, e, e)),
+                    ("optimal_epsilon", &|| optimal::epsilon(k, e, d)),
                     ("optimal::max_epsilon_per_step", &|| {
                         optimal::max_epsilon_per_step(k, e, d)
                     }),
-                    ("advanced_epsilon", &|| advanced::advanced_epsilon(k, e, d)),
+                    ("advanced_epsilon", &|| advanced::epsilon(k, e, d)),
                     ("advanced::max_epsilon_per_step", &|| {
                         advanced::max_epsilon_per_step(k, e, d)
                     }),
@@ -249,7 +246,7 @@ fn extreme_public_parameters_answer_or_refuse_within_a_second() {
     println!("slowest call: {} in {:?}", slowest.1, slowest.0);
     // k beyond the exact computation's limit is refused, with the limit named.
     assert!(matches!(
-        optimal::optimal_delta(u64::MAX, 0.1, 1.0),
+        optimal::delta(u64::MAX, 0.1, 1.0),
         Err(Error::InvalidParameter { name: "k", .. })
     ));
 }

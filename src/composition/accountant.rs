@@ -126,7 +126,7 @@ impl Plan {
         match self.rule {
             PlanRule::Advanced { delta_slack } => {
                 let d = check_delta(delta_slack)?;
-                let adv = advanced::advanced_epsilon(self.steps, e0, d)?;
+                let adv = advanced::epsilon(self.steps, e0, d)?;
                 Ok(PrivacyLoss::Approximate {
                     epsilon: adv.min(sequential),
                     delta: d,
@@ -134,7 +134,7 @@ impl Plan {
             }
             PlanRule::Optimal { delta } => {
                 let d = check_delta(delta)?;
-                let opt = optimal::optimal_epsilon(self.steps, e0, d)?;
+                let opt = optimal::epsilon(self.steps, e0, d)?;
                 Ok(PrivacyLoss::Approximate {
                     epsilon: opt.max(f64::MIN_POSITIVE),
                     delta: d,

@@ -48,12 +48,12 @@ fn epsilon_prime(kf: f64, epsilon: f64, ln_inv: f64) -> f64 {
 /// `√(2k ln(1/δ′))·ε + k·ε·(e^ε − 1)`.
 ///
 /// ```
-/// use dpmech::composition::advanced::advanced_epsilon;
-/// let eps = advanced_epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp())?;
+/// use dpmech::composition::advanced;
+/// let eps = advanced::epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp())?;
 /// assert!(eps > 1.0); // not ≤ 1, whatever the textbook shortcut says
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn advanced_epsilon(k: u64, epsilon: f64, delta_slack: f64) -> Result<f64, Error> {
+pub fn epsilon(k: u64, epsilon: f64, delta_slack: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let e = check_epsilon(epsilon)?;
     let d = check_delta(delta_slack)?;
@@ -84,14 +84,14 @@ pub fn advanced(k: u64, per_step: PrivacyLoss, delta_slack: f64) -> Result<Priva
 ///
 /// ```
 /// use dpmech::PrivacyLoss;
-/// use dpmech::composition::advanced::{advanced, advanced_heterogeneous};
+/// use dpmech::composition::advanced::{self, advanced};
 /// let step = PrivacyLoss::pure(0.01)?;
-/// let het = advanced_heterogeneous(&vec![step; 100], 1e-6)?;
+/// let het = advanced::heterogeneous(&vec![step; 100], 1e-6)?;
 /// let hom = advanced(100, step, 1e-6)?;
 /// assert!((het.epsilon().unwrap() - hom.epsilon().unwrap()).abs() < 1e-12);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn advanced_heterogeneous(losses: &[PrivacyLoss], delta_slack: f64) -> Result<PrivacyLoss, Error> {
+pub fn heterogeneous(losses: &[PrivacyLoss], delta_slack: f64) -> Result<PrivacyLoss, Error> {
     if losses.is_empty() {
         return Err(Error::EmptyInput { what: "losses" });
     }
@@ -186,20 +186,20 @@ mod tests {
 
     #[test]
     fn seed_example_is_above_one() {
-        let eps = advanced_epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp()).unwrap();
+        let eps = epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp()).unwrap();
         // 800/801 + 10000/801·(e^(1/801) − 1) = 0.998752 + 0.015591
         assert!((eps - 1.014343).abs() < 1e-5, "{eps}");
         let best = max_epsilon_per_step(10_000, 1.0, (-32.0f64).exp()).unwrap();
         assert!(best < 1.0 / 801.0);
-        assert!(advanced_epsilon(10_000, best, (-32.0f64).exp()).unwrap() <= 1.0);
-        assert!(advanced_epsilon(10_000, best.next_up().next_up(), (-32.0f64).exp()).unwrap() > 1.0);
+        assert!(epsilon(10_000, best, (-32.0f64).exp()).unwrap() <= 1.0);
+        assert!(epsilon(10_000, best.next_up().next_up(), (-32.0f64).exp()).unwrap() > 1.0);
     }
 
     #[test]
     fn heterogeneous_matches_homogeneous_and_orders_correctly() {
         let eps = [0.01, 0.02, 0.05, 0.1];
         let losses: Vec<_> = eps.iter().map(|&e| PrivacyLoss::pure(e).unwrap()).collect();
-        let het = advanced_heterogeneous(&losses, 1e-6).unwrap();
+        let het = heterogeneous(&losses, 1e-6).unwrap();
         // Hand evaluation: √(2 ln 1e6 · Σε²) + Σε(e^ε − 1).
         let sq: f64 = eps.iter().map(|e| e * e).sum();
         let lin: f64 = eps.iter().map(|e: &f64| e * e.exp_m1()).sum();
@@ -210,8 +210,8 @@ mod tests {
             "{got} vs {expected}"
         );
         // Bounded by the homogeneous bound at the largest ε.
-        assert!(got <= advanced_epsilon(4, 0.1, 1e-6).unwrap());
-        let with_delta = advanced_heterogeneous(
+        assert!(got <= epsilon(4, 0.1, 1e-6).unwrap());
+        let with_delta = heterogeneous(
             &[
                 PrivacyLoss::approximate(0.1, 1e-7).unwrap(),
                 PrivacyLoss::pure(0.1).unwrap(),
@@ -221,7 +221,7 @@ mod tests {
         .unwrap();
         assert!(with_delta.delta().unwrap() >= 1.1e-6);
         assert!(matches!(
-            advanced_heterogeneous(&[PrivacyLoss::zcdp(0.1).unwrap()], 1e-6),
+            heterogeneous(&[PrivacyLoss::zcdp(0.1).unwrap()], 1e-6),
             Err(Error::IncompatibleLoss { .. })
         ));
     }
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn delta_slack_inverts_epsilon() {
         let d = delta_slack_for(100, 0.05, 2.0).unwrap();
-        let e = advanced_epsilon(100, 0.05, d).unwrap();
+        let e = epsilon(100, 0.05, d).unwrap();
         assert!((2.0 - 1e-9..=2.0 + 1e-9).contains(&e), "{e}");
         assert!(delta_slack_for(100, 0.05, 0.1).is_err());
     }

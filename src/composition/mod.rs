@@ -1,14 +1,20 @@
 //! Composition: how much privacy several releases spend together.
 //!
-//! Pure functions, one file per rule, plus one stateful [`Accountant`]:
+//! Pure functions, one file per rule, plus one stateful [`Accountant`]. Each rule is
+//! reachable as one function taking and returning [`PrivacyLoss`] — `composition::{
+//! sequential, parallel, advanced, optimal}` — and its module holds the numeric
+//! questions around it (`advanced::epsilon`, `optimal::delta`,
+//! `optimal::max_epsilon_per_step`, …). **Argument order**, everywhere: the number of
+//! steps k, then the per-step guarantee or ε, then the target or slack (δ, δ′ or
+//! ε_total).
 //!
-//! | rule | module | guarantee composed | valid under adaptive choice of ε? |
+//! | rule | entry point | guarantee composed | valid under adaptive choice of ε? |
 //! | --- | --- | --- | --- |
-//! | sequential (basic) | [`sequential`] | Σε, Σδ (pure / approximate), Σρ (zCDP) | yes |
-//! | parallel, data-independent partition | [`parallel`] | max (add/remove), two largest (substitute) | yes |
-//! | advanced (Dwork–Rothblum–Vadhan 2010) | [`advanced`] | `√(2k ln(1/δ′))ε + kε(e^ε − 1)` | only with k and ε fixed up front |
-//! | optimal homogeneous (Kairouz–Oh–Viswanath 2015) | [`optimal`] | exact δ(ε_total) | only with k and ε fixed up front |
-//! | zero-concentrated DP (Bun–Steinke 2016) | [`zcdp`] | Σρ; ρ → (ε, δ) simple and tight (CKS 2020) | yes |
+//! | sequential (basic) | [`sequential()`], [`sequential`](mod@sequential) module | Σε, Σδ (pure / approximate), Σρ (zCDP) | yes |
+//! | parallel, data-independent partition | [`parallel()`], [`parallel_public_sizes`] | add/remove: max; substitute: max(within-part substitution, two largest add/remove) | yes |
+//! | advanced (Dwork–Rothblum–Vadhan 2010) | [`advanced()`], [`advanced`](mod@advanced) module | `√(2k ln(1/δ′))ε + kε(e^ε − 1)` | only with k and ε fixed up front |
+//! | optimal homogeneous (Kairouz–Oh–Viswanath 2015) | [`optimal()`], [`optimal`](mod@optimal) module | exact δ(ε_total) | only with k and ε fixed up front |
+//! | zero-concentrated DP (Bun–Steinke 2016) | [`sequential()`] on ρ, [`zcdp`] module | Σρ; ρ → (ε, δ) simple and tight (CKS 2020) | yes |
 //!
 //! Every function validates its arguments first and returns a typed [`Error`] — never
 //! a panic, never a NaN. Every *reported loss* is rounded up and every *allowance*
@@ -18,7 +24,7 @@
 //! ```
 //! use dpmech::composition::{advanced, optimal, sequential};
 //! // Ten thousand 1/801-DP queries, slack δ′ = e^−32: the textbook says "ε′ ≤ 1"...
-//! let eps = advanced::advanced_epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp())?;
+//! let eps = advanced::epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp())?;
 //! assert!(eps > 1.014 && eps < 1.015); // ...but computing it gives ≈ 1.0143.
 //! // The largest per-step ε that really fits, under each rule:
 //! let seq = sequential::max_epsilon_per_step(10_000, 1.0)?;
@@ -36,6 +42,10 @@ pub mod sequential;
 pub mod zcdp;
 
 pub use accountant::{Accountant, LedgerEntry, Plan, PlanRule};
+pub use advanced::advanced;
+pub use optimal::optimal;
+pub use parallel::{Part, parallel, parallel_public_sizes};
+pub use sequential::sequential;
 
 use crate::Error;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};

@@ -44,8 +44,8 @@
 //!
 //! Cost: each evaluation visits about `20·√(k p (1−p))` terms at most (the walks stop
 //! about 9 standard deviations past the start) and is capped at 2²⁰ steps per side, so
-//! `optimal_delta` answers in milliseconds for every accepted k, and the searches
-//! (`optimal_epsilon`, `max_epsilon_per_step`: at most 64 evaluations each, on a bracket
+//! `delta` answers in milliseconds for every accepted k, and the searches
+//! (`epsilon`, `max_epsilon_per_step`: at most 64 evaluations each, on a bracket
 //! found in closed form) well within a second. k is limited to [`MAX_STEPS`] = 2²⁶; beyond it
 //! the functions refuse with a typed error (use advanced composition or zCDP, which
 //! are looser but closed-form).
@@ -55,6 +55,7 @@
 use super::{check_epsilon_total, check_steps, largest_satisfying, smallest_satisfying};
 use crate::Error;
 use crate::audit::binomial::ln_pmf_pq;
+use crate::privacy::PrivacyLoss;
 use crate::privacy::round::{add_up, div_up, exp_up, ln_up, mul_up, sub_down, sub_up};
 use crate::privacy::{check_delta, check_epsilon};
 
@@ -199,28 +200,55 @@ fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
 }
 
 /// δ_opt(ε_total) for the k-fold composition of ε-DP mechanisms (Kairouz–Oh–Viswanath
-/// 2015), as an upper bound that is tight to about 10⁻¹² relative (see the module docs). `epsilon_total ≥ 0`
-/// (0 gives the total-variation distance); the result is 0 once `ε_total ≥ kε`.
+/// 2015), as an upper bound that is tight to about 10⁻¹² relative (see the module
+/// docs). `epsilon_total ≥ 0` (0 gives the total-variation distance); the result is 0
+/// once `ε_total ≥ kε`, and never 0 before.
 ///
 /// ```
-/// use dpmech::composition::optimal::optimal_delta;
+/// use dpmech::composition::optimal;
 /// // Two 1-DP steps: δ(1) = e(e − 1)/(1 + e)² exactly.
 /// let e = std::f64::consts::E;
 /// let exact = e * (e - 1.0) / ((1.0 + e) * (1.0 + e));
-/// let d = optimal_delta(2, 1.0, 1.0)?;
+/// let d = optimal::delta(2, 1.0, 1.0)?;
 /// assert!(d >= exact && d < exact * (1.0 + 1e-12));
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn optimal_delta(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
+pub fn delta(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
     check_k(k)?;
     let e = check_epsilon(epsilon)?;
     let total = check_epsilon_total(epsilon_total)?;
     Ok(delta_upper(k, e, total))
 }
 
+/// The guarantee of k runs of one pure ε-DP step (`per_step`) at a target δ, by the
+/// optimal composition theorem: `(ε_opt, δ)` with ε_opt = [`epsilon`]`(k, ε, δ)`.
+///
+/// ```
+/// use dpmech::PrivacyLoss;
+/// use dpmech::composition::{advanced, optimal, sequential};
+/// let step = PrivacyLoss::pure(0.01)?;
+/// let opt = optimal(1000, step, 1e-6)?;
+/// let adv = advanced(1000, step, 1e-6)?;
+/// let seq = sequential(&vec![step; 1000])?;
+/// assert!(opt.epsilon() < adv.epsilon() && adv.epsilon() < seq.epsilon());
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn optimal(k: u64, per_step: PrivacyLoss, delta: f64) -> Result<PrivacyLoss, Error> {
+    let PrivacyLoss::Pure { epsilon: e } = super::validate_loss(per_step)? else {
+        return Err(Error::IncompatibleLoss {
+            reason: "optimal homogeneous composition applies to pure-DP steps only",
+        });
+    };
+    let d = check_delta(delta)?;
+    Ok(PrivacyLoss::Approximate {
+        epsilon: epsilon(k, e, d)?.max(f64::MIN_POSITIVE),
+        delta: d,
+    })
+}
+
 /// The smallest ε_total (rounded up) such that k ε-DP steps are `(ε_total, δ)`-DP by
 /// the optimal composition theorem. Returns 0 when even ε_total = 0 meets δ.
-pub fn optimal_epsilon(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
+pub fn epsilon(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_k(k)?;
     let e = check_epsilon(epsilon)?;
     let d = check_delta(delta)?;
@@ -244,7 +272,7 @@ pub fn optimal_epsilon(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
 /// use dpmech::composition::{optimal, sequential};
 /// let opt = optimal::max_epsilon_per_step(100, 1.0, 1e-6)?;
 /// assert!(opt > sequential::max_epsilon_per_step(100, 1.0)?);
-/// assert!(optimal::optimal_delta(100, opt, 1.0)? <= 1e-6);
+/// assert!(optimal::delta(100, opt, 1.0)? <= 1e-6);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f64, Error> {
@@ -278,19 +306,19 @@ mod tests {
         // k = 1: δ(t) = (e^ε − e^t)/(1 + e^ε) for t < ε.
         let (eps, t) = (1.0f64, 0.25f64);
         let exact = (eps.exp() - t.exp()) / (1.0 + eps.exp());
-        let d = optimal_delta(1, eps, t).unwrap();
+        let d = delta(1, eps, t).unwrap();
         assert!(d >= exact && d <= exact * (1.0 + 1e-13), "{d} vs {exact}");
-        assert_eq!(optimal_delta(1, eps, 1.0).unwrap(), 0.0);
+        assert_eq!(delta(1, eps, 1.0).unwrap(), 0.0);
     }
 
     #[test]
     fn huge_k_and_extreme_epsilon_do_not_break() {
-        let d = optimal_delta(1_000_000, 0.001, 10.0).unwrap();
+        let d = delta(1_000_000, 0.001, 10.0).unwrap();
         assert!(d.is_finite() && d > 0.0 && d < 1.0, "{d}");
         for eps in [1e-12, 1e-3, 50.0, 800.0, 1e300] {
-            let d = optimal_delta(1000, eps, 1.0).unwrap();
+            let d = delta(1000, eps, 1.0).unwrap();
             assert!((0.0..=1.0).contains(&d), "{eps}: {d}");
         }
-        assert!(optimal_delta(MAX_STEPS + 1, 0.1, 1.0).is_err());
+        assert!(delta(MAX_STEPS + 1, 0.1, 1.0).is_err());
     }
 }

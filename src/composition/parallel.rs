@@ -1,77 +1,253 @@
 //! Parallel composition over a data-independent partition.
 //!
-//! **Theorem** (McSherry 2009; seed 001 §1.2, with erratum 6): split the records by a
-//! rule fixed before looking at the data (e.g. disjoint bins of a public attribute)
-//! and run an `(εᵢ, δᵢ)`-DP mechanism on part `i` only. Under the **add/remove**
-//! relation one record lives in exactly one part, so only that part's output changes:
-//! the whole is `(max εᵢ, max δᵢ)`-DP (for zCDP, `max ρᵢ`).
+//! Split the records by a rule fixed before looking at the data (e.g. disjoint bins of
+//! a public attribute) and run a mechanism on each part only (McSherry 2009; seed 001
+//! §1.2, with erratum 6). What the whole costs depends on how a neighbouring pair of
+//! datasets changes the parts, and so on which relation each part's guarantee was
+//! stated for — a [`Part`] carries its guarantee together with that relation.
 //!
-//! Under the **substitute** relation a record may be replaced by one that falls in a
-//! *different* part, so two parts change: the whole is `(εᵢ + εⱼ, δᵢ + δⱼ)`-DP for the
-//! two largest — at most twice the add/remove figure. (If each part's mechanism is
-//! itself stated for substitution *within* its part, a substitution that stays inside
-//! a part costs only that part; the two-largest bound covers both cases.)
+//! * **Add/remove** (the whole dataset gains or loses one record): the record lives in
+//!   exactly one part, which sees an add/remove. The whole has the **largest add/remove
+//!   loss**. Every part needs an add/remove guarantee; one stated only for substitution
+//!   (bounded DP) implies nothing when its part's size changes, and is refused.
+//! * **Substitute** (one record replaced by another): either both records fall in the
+//!   same part, which sees a *substitution*, or they fall in different parts, which
+//!   each see an *add/remove* (one loses a record, the other gains one). The whole has
+//!   `max(largest within-part substitution loss, sum of the two largest add/remove
+//!   losses)`. A part stated for add/remove has substitution loss by group privacy
+//!   ([`convert_loss`]: 2ε, (2ε, (1 + e^ε)δ), 4ρ). A part stated only for substitution
+//!   — typically because its guarantee assumes a **public size**, like a mean divided
+//!   by the public count — has no add/remove loss: a record moving in or out changes
+//!   its size (its "public" count, and with it the output's support), and the loss
+//!   is unbounded. Such parts are refused under substitution unless the partition's
+//!   part sizes are themselves public ([`parallel_public_sizes`]): then a neighbour
+//!   keeps every part's size, so only within-part substitutions exist and the whole
+//!   has the largest within-part substitution loss.
+//!
+//! Two guarantees are combined by their componentwise maximum (an (ε₁, δ₁)- and an
+//! (ε₂, δ₂)-guarantee both imply (max ε, max δ)), sums are rounded up. Pure and
+//! approximate DP mix (pure is δ = 0); zCDP composes with zCDP only; random DP is
+//! refused ([`Error::IncompatibleLoss`]).
 
 use super::validate_loss;
 use crate::Error;
 use crate::privacy::round::add_up;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
-use crate::sensitivity::Neighbouring;
+use crate::sensitivity::{Neighbouring, convert_loss};
 
-/// The guarantee of mechanisms run on the parts of a data-independent partition.
-///
-/// All losses must be of one kind family: pure and approximate mix (pure is δ = 0);
-/// zCDP composes with zCDP only; random DP is refused ([`Error::IncompatibleLoss`]).
-/// With [`Neighbouring::AddRemove`] the result is the componentwise maximum; with
-/// [`Neighbouring::Substitute`] it is the sum of the two largest ε (and of the two
-/// largest δ, or ρ), rounded up.
+/// One part of a data-independent partition: the guarantee its mechanism gives, under
+/// each neighbouring relation for which one is known.
 ///
 /// ```
 /// use dpmech::PrivacyLoss;
-/// use dpmech::composition::parallel::parallel;
+/// use dpmech::composition::Part;
 /// use dpmech::sensitivity::Neighbouring;
-/// let parts = [PrivacyLoss::pure(0.5)?, PrivacyLoss::pure(0.25)?, PrivacyLoss::pure(0.5)?];
-/// assert_eq!(parallel(&parts, Neighbouring::AddRemove)?, PrivacyLoss::Pure { epsilon: 0.5 });
-/// assert_eq!(parallel(&parts, Neighbouring::Substitute)?, PrivacyLoss::Pure { epsilon: 1.0 });
+/// // A Laplace count (add/remove, ε = 0.5): substitution costs 2 × 0.5 by group privacy.
+/// let count = Part::add_remove(PrivacyLoss::pure(0.5)?)?;
+/// assert_eq!(count.substitute_loss(), PrivacyLoss::pure(1.0)?);
+/// // A mean over a public count (substitution only): no add/remove guarantee.
+/// let mean = Part::new(PrivacyLoss::pure(0.5)?, Neighbouring::Substitute)?;
+/// assert_eq!(mean.add_remove_loss(), None);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn parallel(losses: &[PrivacyLoss], relation: Neighbouring) -> Result<PrivacyLoss, Error> {
-    if losses.is_empty() {
-        return Err(Error::EmptyInput { what: "losses" });
-    }
-    let mut eps = Vec::with_capacity(losses.len());
-    let mut deltas = Vec::with_capacity(losses.len());
-    let mut rhos = Vec::with_capacity(losses.len());
-    for &loss in losses {
-        match validate_loss(loss)? {
-            PrivacyLoss::Pure { epsilon } => {
-                eps.push(epsilon);
-                deltas.push(0.0);
-            }
-            PrivacyLoss::Approximate { epsilon, delta } => {
-                eps.push(epsilon);
-                deltas.push(delta);
-            }
-            PrivacyLoss::Zcdp { rho } => rhos.push(rho),
-            PrivacyLoss::RandomDp { .. } => {
-                return Err(Error::IncompatibleLoss {
-                    reason: "parallel composition of random-DP guarantees is not supported",
-                });
-            }
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Part {
+    add_remove: Option<PrivacyLoss>,
+    substitute: PrivacyLoss,
+}
+
+impl Part {
+    /// A part whose guarantee `loss` is stated for `relation` (e.g. a release's
+    /// `privacy_loss` and `relation`). Under [`Neighbouring::AddRemove`] the
+    /// substitution loss follows by group privacy; under [`Neighbouring::Substitute`]
+    /// no add/remove loss is known.
+    pub fn new(loss: PrivacyLoss, relation: Neighbouring) -> Result<Self, Error> {
+        let loss = validate_loss(loss)?;
+        match relation {
+            Neighbouring::AddRemove => Self::add_remove(loss),
+            Neighbouring::Substitute => Ok(Self {
+                add_remove: None,
+                substitute: loss,
+            }),
         }
     }
-    if !rhos.is_empty() {
-        if !eps.is_empty() {
+
+    /// A part with an add/remove guarantee (its substitution loss by group privacy).
+    pub fn add_remove(loss: PrivacyLoss) -> Result<Self, Error> {
+        let loss = validate_loss(loss)?;
+        Ok(Self {
+            add_remove: Some(loss),
+            substitute: convert_loss(loss, Neighbouring::AddRemove, Neighbouring::Substitute)?,
+        })
+    }
+
+    /// A part whose guarantees under both relations are known separately (e.g. a
+    /// clamped sum: sensitivity `max(|L|, |U|)` for add/remove, `U − L` for
+    /// substitution, which can be less than twice the former).
+    pub fn both(add_remove: PrivacyLoss, substitute: PrivacyLoss) -> Result<Self, Error> {
+        Ok(Self {
+            add_remove: Some(validate_loss(add_remove)?),
+            substitute: validate_loss(substitute)?,
+        })
+    }
+
+    /// The loss when one record is added to or removed from this part, if known.
+    pub fn add_remove_loss(&self) -> Option<PrivacyLoss> {
+        self.add_remove
+    }
+
+    /// The loss when one record of this part is replaced by another of this part.
+    pub fn substitute_loss(&self) -> PrivacyLoss {
+        self.substitute
+    }
+}
+
+/// The guarantee of mechanisms run on the parts of a data-independent partition, for
+/// neighbours under `relation` (see the [module docs](self) for the reasoning):
+///
+/// * [`Neighbouring::AddRemove`]: the largest add/remove loss; a part without one is
+///   refused;
+/// * [`Neighbouring::Substitute`]: `max(largest substitution loss, sum of the two
+///   largest add/remove losses)`; a part without an add/remove loss is refused (use
+///   [`parallel_public_sizes`] if the part sizes are public).
+///
+/// ```
+/// use dpmech::PrivacyLoss;
+/// use dpmech::composition::{Part, parallel};
+/// use dpmech::sensitivity::Neighbouring;
+/// let parts = [
+///     Part::add_remove(PrivacyLoss::pure(1.0)?)?,
+///     Part::add_remove(PrivacyLoss::pure(0.1)?)?,
+/// ];
+/// assert_eq!(parallel(&parts, Neighbouring::AddRemove)?, PrivacyLoss::pure(1.0)?);
+/// // A substitution inside the first part costs 2 × 1.0 (more than 1.0 + 0.1).
+/// assert_eq!(parallel(&parts, Neighbouring::Substitute)?, PrivacyLoss::pure(2.0)?);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, Error> {
+    if parts.is_empty() {
+        return Err(Error::EmptyInput { what: "parts" });
+    }
+    let mut add_remove = Vec::with_capacity(parts.len());
+    for part in parts {
+        add_remove.push(part.add_remove.ok_or(Error::IncompatibleLoss {
+            reason: "a part stated only for substitution (e.g. a public-size mean) has no add/remove guarantee: \
+                     a record moving in or out of it is unbounded; declare the part sizes public \
+                     (parallel_public_sizes) or state the part for add/remove",
+        })?);
+    }
+    let largest = Combined::of(&add_remove)?;
+    match relation {
+        Neighbouring::AddRemove => largest.first(),
+        Neighbouring::Substitute => {
+            let substitutions: Vec<PrivacyLoss> = parts.iter().map(Part::substitute_loss).collect();
+            let within = Combined::of(&substitutions)?.first()?;
+            let across = largest.two_largest()?;
+            max_of(within, across)
+        }
+    }
+}
+
+/// The guarantee of mechanisms run on the parts of a partition whose **part sizes are
+/// public** (fixed by design, e.g. a stratified sample), for neighbours that replace
+/// one record by another of the same part: the largest substitution loss. This is the
+/// only way to compose parts whose guarantee assumes their size is public.
+///
+/// ```
+/// use dpmech::PrivacyLoss;
+/// use dpmech::composition::{Part, parallel, parallel_public_sizes};
+/// use dpmech::sensitivity::Neighbouring;
+/// let means = [
+///     Part::new(PrivacyLoss::pure(1.0)?, Neighbouring::Substitute)?,
+///     Part::new(PrivacyLoss::pure(0.5)?, Neighbouring::Substitute)?,
+/// ];
+/// assert!(parallel(&means, Neighbouring::Substitute).is_err());
+/// assert_eq!(parallel_public_sizes(&means)?, PrivacyLoss::pure(1.0)?);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn parallel_public_sizes(parts: &[Part]) -> Result<PrivacyLoss, Error> {
+    if parts.is_empty() {
+        return Err(Error::EmptyInput { what: "parts" });
+    }
+    let substitutions: Vec<PrivacyLoss> = parts.iter().map(Part::substitute_loss).collect();
+    Combined::of(&substitutions)?.first()
+}
+
+/// The largest and second largest ε, δ (or ρ) over a list of guarantees of one family.
+#[derive(Debug, Clone, Copy)]
+struct Combined {
+    zcdp: bool,
+    eps: [f64; 2],
+    delta: [f64; 2],
+}
+
+impl Combined {
+    fn of(losses: &[PrivacyLoss]) -> Result<Self, Error> {
+        let mut out = Self {
+            zcdp: false,
+            eps: [0.0; 2],
+            delta: [0.0; 2],
+        };
+        let (mut dp, mut zcdp) = (false, false);
+        for &loss in losses {
+            let (e, d) = match validate_loss(loss)? {
+                PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
+                PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
+                PrivacyLoss::Zcdp { rho } => (rho, 0.0),
+                PrivacyLoss::RandomDp { .. } => {
+                    return Err(Error::IncompatibleLoss {
+                        reason: "parallel composition of random-DP guarantees is not supported",
+                    });
+                }
+            };
+            if matches!(loss, PrivacyLoss::Zcdp { .. }) {
+                zcdp = true;
+            } else {
+                dp = true;
+            }
+            insert(&mut out.eps, e);
+            insert(&mut out.delta, d);
+        }
+        if dp && zcdp {
             return Err(Error::IncompatibleLoss {
                 reason: "parallel composition needs all parts in zCDP or all in (epsilon, delta)-DP",
             });
         }
-        return Ok(PrivacyLoss::Zcdp {
-            rho: check_rho(combine(&rhos, relation))?,
-        });
+        out.zcdp = zcdp;
+        Ok(out)
     }
-    let epsilon = check_epsilon(combine(&eps, relation))?;
-    let delta = combine(&deltas, relation);
+
+    fn first(&self) -> Result<PrivacyLoss, Error> {
+        self.loss(self.eps[0], self.delta[0])
+    }
+
+    fn two_largest(&self) -> Result<PrivacyLoss, Error> {
+        self.loss(
+            add_up(self.eps[0], self.eps[1]),
+            add_up(self.delta[0], self.delta[1]),
+        )
+    }
+
+    fn loss(&self, eps: f64, delta: f64) -> Result<PrivacyLoss, Error> {
+        if self.zcdp {
+            Ok(PrivacyLoss::Zcdp { rho: check_rho(eps)? })
+        } else {
+            loss_from(check_epsilon(eps)?, delta)
+        }
+    }
+}
+
+/// Keeps the two largest values seen, largest first.
+fn insert(top: &mut [f64; 2], v: f64) {
+    if v > top[0] {
+        top[1] = top[0];
+        top[0] = v;
+    } else if v > top[1] {
+        top[1] = v;
+    }
+}
+
+fn loss_from(epsilon: f64, delta: f64) -> Result<PrivacyLoss, Error> {
     if delta == 0.0 {
         Ok(PrivacyLoss::Pure { epsilon })
     } else {
@@ -82,20 +258,17 @@ pub fn parallel(losses: &[PrivacyLoss], relation: Neighbouring) -> Result<Privac
     }
 }
 
-/// Max (add/remove) or sum of the two largest (substitute), rounded up.
-fn combine(values: &[f64], relation: Neighbouring) -> f64 {
-    let (mut first, mut second) = (0.0f64, 0.0f64);
-    for &v in values {
-        if v > first {
-            second = first;
-            first = v;
-        } else if v > second {
-            second = v;
+/// The componentwise maximum of two guarantees of one family.
+fn max_of(a: PrivacyLoss, b: PrivacyLoss) -> Result<PrivacyLoss, Error> {
+    match (a, b) {
+        (PrivacyLoss::Zcdp { rho: x }, PrivacyLoss::Zcdp { rho: y }) => {
+            Ok(PrivacyLoss::Zcdp { rho: x.max(y) })
         }
-    }
-    match relation {
-        Neighbouring::AddRemove => first,
-        Neighbouring::Substitute => add_up(first, second),
+        _ => {
+            let e = a.epsilon().unwrap_or(0.0).max(b.epsilon().unwrap_or(0.0));
+            let d = a.delta().unwrap_or(0.0).max(b.delta().unwrap_or(0.0));
+            loss_from(e, d)
+        }
     }
 }
 
@@ -104,11 +277,15 @@ fn combine(values: &[f64], relation: Neighbouring) -> f64 {
 mod tests {
     use super::*;
 
+    fn ar(loss: PrivacyLoss) -> Part {
+        Part::add_remove(loss).unwrap()
+    }
+
     #[test]
-    fn relation_decides_the_cost() {
+    fn add_remove_takes_the_largest() {
         let parts = [
-            PrivacyLoss::approximate(0.5, 1e-7).unwrap(),
-            PrivacyLoss::pure(1.0).unwrap(),
+            ar(PrivacyLoss::approximate(0.5, 1e-7).unwrap()),
+            ar(PrivacyLoss::pure(1.0).unwrap()),
         ];
         assert_eq!(
             parallel(&parts, Neighbouring::AddRemove).unwrap(),
@@ -117,28 +294,91 @@ mod tests {
                 delta: 1e-7
             }
         );
+        let sub_only = Part::new(PrivacyLoss::pure(0.5).unwrap(), Neighbouring::Substitute).unwrap();
+        assert!(matches!(
+            parallel(&[sub_only], Neighbouring::AddRemove),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        assert!(parallel(&[], Neighbouring::AddRemove).is_err());
+    }
+
+    #[test]
+    fn substitution_is_the_worse_of_within_and_across() {
+        // Across wins: two equal parts, 0.5 + 0.5 = 1 = 2 × 0.5.
+        let even = [
+            ar(PrivacyLoss::pure(0.5).unwrap()),
+            ar(PrivacyLoss::pure(0.5).unwrap()),
+        ];
         assert_eq!(
-            parallel(&parts, Neighbouring::Substitute).unwrap(),
-            PrivacyLoss::Approximate {
-                epsilon: 1.5,
-                delta: 1e-7
-            }
+            parallel(&even, Neighbouring::Substitute).unwrap(),
+            PrivacyLoss::Pure { epsilon: 1.0 }
         );
-        let one = [PrivacyLoss::pure(0.75).unwrap()];
+        // Within wins: 2 × 1.0 > 1.0 + 0.1 (the old rule reported 1.1).
+        let uneven = [
+            ar(PrivacyLoss::pure(1.0).unwrap()),
+            ar(PrivacyLoss::pure(0.1).unwrap()),
+        ];
         assert_eq!(
-            parallel(&one, Neighbouring::Substitute).unwrap(),
-            PrivacyLoss::Pure { epsilon: 0.75 }
+            parallel(&uneven, Neighbouring::Substitute).unwrap(),
+            PrivacyLoss::Pure { epsilon: 2.0 }
         );
-        let z = [PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::zcdp(0.25).unwrap()];
+        // A part with a tighter substitution guarantee of its own: across dominates.
+        let both = [
+            Part::both(PrivacyLoss::pure(1.0).unwrap(), PrivacyLoss::pure(1.0).unwrap()).unwrap(),
+            ar(PrivacyLoss::pure(0.75).unwrap()),
+        ];
+        assert_eq!(
+            parallel(&both, Neighbouring::Substitute).unwrap(),
+            PrivacyLoss::Pure { epsilon: 1.75 }
+        );
+        // Approximate: within (2ε, (1 + e^ε)δ) vs across (ε₁ + ε₂, δ₁ + δ₂), componentwise max.
+        let approx = [
+            ar(PrivacyLoss::approximate(1.0, 1e-6).unwrap()),
+            ar(PrivacyLoss::approximate(0.2, 1e-9).unwrap()),
+        ];
+        let PrivacyLoss::Approximate { epsilon, delta } =
+            parallel(&approx, Neighbouring::Substitute).unwrap()
+        else {
+            panic!("expected an approximate guarantee");
+        };
+        assert_eq!(epsilon, 2.0);
+        assert!(delta >= (1.0 + 1f64.exp()) * 1e-6 && delta < 3.72e-6, "{delta}");
+        // zCDP: within 4ρ vs across ρ₁ + ρ₂.
+        let z = [
+            ar(PrivacyLoss::zcdp(0.5).unwrap()),
+            ar(PrivacyLoss::zcdp(0.25).unwrap()),
+        ];
         assert_eq!(
             parallel(&z, Neighbouring::Substitute).unwrap(),
-            PrivacyLoss::Zcdp { rho: 0.75 }
+            PrivacyLoss::Zcdp { rho: 2.0 }
         );
-        let mixed = [PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::pure(0.25).unwrap()];
+        let mixed = [
+            ar(PrivacyLoss::zcdp(0.5).unwrap()),
+            ar(PrivacyLoss::pure(0.25).unwrap()),
+        ];
         assert!(matches!(
             parallel(&mixed, Neighbouring::AddRemove),
             Err(Error::IncompatibleLoss { .. })
         ));
-        assert!(parallel(&[], Neighbouring::AddRemove).is_err());
+    }
+
+    #[test]
+    fn public_size_parts_compose_only_with_public_sizes() {
+        let mean = |e| Part::new(PrivacyLoss::pure(e).unwrap(), Neighbouring::Substitute).unwrap();
+        let parts = [mean(1.0), mean(0.25)];
+        assert!(matches!(
+            parallel(&parts, Neighbouring::Substitute),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        assert_eq!(
+            parallel_public_sizes(&parts).unwrap(),
+            PrivacyLoss::Pure { epsilon: 1.0 }
+        );
+        // Add/remove parts under public sizes: their substitution loss (group privacy).
+        assert_eq!(
+            parallel_public_sizes(&[mean(1.0), ar(PrivacyLoss::pure(0.75).unwrap())]).unwrap(),
+            PrivacyLoss::Pure { epsilon: 1.5 }
+        );
+        assert!(parallel_public_sizes(&[]).is_err());
     }
 }

@@ -205,9 +205,9 @@ pub(super) fn count_up(n: usize) -> f64 {
 
 /// An upper bound on the ε of the advanced composition (Dwork, Rothblum & Vadhan 2010)
 /// of `c` pure `epsilon_step`-DP mechanisms with slack δ′ — from the composition layer
-/// ([`crate::composition::advanced::advanced_epsilon`]); ∞ when it is undefined.
+/// ([`crate::composition::advanced::epsilon`]); ∞ when it is undefined.
 pub(super) fn advanced_composition_up(c: usize, epsilon_step: f64, slack: f64) -> f64 {
-    crate::composition::advanced::advanced_epsilon(c as u64, epsilon_step, slack).unwrap_or(f64::INFINITY)
+    crate::composition::advanced::epsilon(c as u64, epsilon_step, slack).unwrap_or(f64::INFINITY)
 }
 
 /// The per-round ε′ `= ε/√(8c ln(1/δ))` of the δ > 0 calibration (rounded down, so
