@@ -42,7 +42,7 @@ const MAX_UNITS_BITS: i32 = 60;
 /// assert_eq!(noisy % mechanism.granularity(), 0.0); // on the public grid
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Laplace {
     sensitivity: f64,
     epsilon: f64,
@@ -136,7 +136,7 @@ impl Laplace {
     /// The discrete noise for a vector of `n` coordinates.
     fn noise_for(&self, n: usize) -> Result<DiscreteLaplace, Error> {
         if n <= 1 {
-            return Ok(self.scalar_noise);
+            return Ok(self.scalar_noise.clone());
         }
         Ok(DiscreteLaplace::new(units_scale(
             self.units_per_epsilon,

@@ -5,7 +5,7 @@ use crate::privacy::{PrivacyLoss, round};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational, uniform_below_bits};
 use crate::{CryptoRng, Error};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Noise {
     /// Discrete Laplace of the given scale (in grid units).
     Laplace(DiscreteLaplace),
@@ -51,7 +51,7 @@ enum Noise {
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReportNoisyMax {
     epsilon: f64,
     scale: ScoreScale,

@@ -26,6 +26,7 @@
 
 mod bernoulli;
 mod bits;
+mod certified;
 mod discrete_gaussian;
 mod discrete_laplace;
 mod geometric;

@@ -98,7 +98,7 @@ const MAX_UNITS_BITS: i32 = 60;
 
 /// The exact comparison machinery shared by the sparse-vector types: the grid, the
 /// threshold noise and the query noise, both in integer units of the grid.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct Comparator {
     grid: Grid,
     threshold_noise: DiscreteLaplace,
