@@ -39,7 +39,10 @@ enum Noise {
 /// at most `Δᵤ`, or `2Δᵤ` for arbitrary scores, between neighbours), is all the
 /// Dwork–Roth proof uses.
 ///
-/// **Timing:** the discrete Laplace sampler's running time depends on the noise.
+/// **Timing:** with Laplace noise, every candidate's noise draws a number of words
+/// independent of its value (see [`DiscreteLaplace`]), except on a fallback event of
+/// probability `≤ 2⁻⁵⁰` per candidate; breaking an exact tie draws extra bits, and the
+/// exponential-noise variant still loops.
 ///
 /// ```
 /// use dpmech::ReportNoisyMax;

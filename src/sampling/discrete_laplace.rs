@@ -314,6 +314,83 @@ mod tests {
         }
     }
 
+    /// Each table on its own: `Q` and every chunk follow their exact laws
+    /// (`Pr[Q = j] ∝ α^(jM)`, `Pr[chunk = c] ∝ aᶜ` on `[0, K)`), Pearson's chi-square with
+    /// α = 1e-3, 10⁵ words per table, critical value from statrs; bins merged so each
+    /// expects ≥ 5. Where the chunk's tilt `aᴷ` is below 0.9, a uniform law is rejected.
+    #[test]
+    fn each_table_follows_its_exact_law() {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let n = 100_000usize;
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7AB1E);
+        let fit = |counts: &[u64], p: &[f64]| -> (f64, f64) {
+            let (mut stat, mut bins, mut acc_o, mut acc_e) = (0.0, 0usize, 0.0, 0.0);
+            for (&o, &q) in counts.iter().zip(p) {
+                acc_o += o as f64;
+                acc_e += q * n as f64;
+                if acc_e >= 5.0 {
+                    stat += (acc_o - acc_e).powi(2) / acc_e;
+                    bins += 1;
+                    (acc_o, acc_e) = (0.0, 0.0);
+                }
+            }
+            stat += if acc_e > 0.0 {
+                (acc_o - acc_e).powi(2) / acc_e
+            } else {
+                0.0
+            };
+            let critical = ChiSquared::new(bins as f64).unwrap().inverse_cdf(1.0 - 1e-3);
+            (stat, critical)
+        };
+        for (num, den) in [(5000u64, 1u64), (1_000_000, 1), (1, 3)] {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            let tau = num as f64 / den as f64;
+            let t = &*noise.tables;
+            let m = 1u64 << t.block_bits;
+            let mut tables: Vec<(&Cdt, u32, f64, usize)> =
+                vec![(&t.quotient, 63, (-(m as f64) / tau).exp(), t.quotient.len() + 1)];
+            for (offset, table) in &t.chunks {
+                let a = (-((1u64 << offset) as f64) / tau).exp();
+                tables.push((table, 64, a, table.len() + 1));
+            }
+            for (table, width, a, support) in tables {
+                let mut counts = vec![0u64; support + 1];
+                let mut bits = BitSource::new(&mut rng);
+                for _ in 0..n {
+                    let u = bits.word() >> (64 - width);
+                    let x = table.sample(u, &mut bits) as usize;
+                    counts[x.min(support)] += 1;
+                }
+                let bounded = table.bound().is_some();
+                let weights: Vec<f64> = (0..=support)
+                    .map(|c| {
+                        if bounded && c == support {
+                            0.0
+                        } else {
+                            a.powi(c as i32)
+                        }
+                    })
+                    .collect();
+                let total: f64 = if bounded {
+                    weights.iter().sum()
+                } else {
+                    1.0 / (1.0 - a)
+                };
+                let mut p: Vec<f64> = weights.iter().map(|w| w / total).collect();
+                if !bounded {
+                    p[support] = a.powi(support as i32) / (1.0 - a) / total;
+                }
+                let (stat, critical) = fit(&counts, &p);
+                assert!(stat <= critical, "τ = {num}/{den}: {stat} > {critical}");
+                if bounded && support > 8 && a.powi(support as i32) < 0.9 {
+                    let uniform = vec![1.0 / support as f64; support];
+                    let (stat, critical) = fit(&counts[..support], &uniform);
+                    assert!(stat > critical, "τ = {num}/{den}: uniform not rejected");
+                }
+            }
+        }
+    }
+
     /// `X = x` holds exactly iff `U < C_x` (or `x = 0`) and `U ≥ C_(x+1)` (or `x` is
     /// the largest value), since the exact thresholds decrease.
     /// Each comparison extends `U` with the same words, from a generator seeded `seed`.

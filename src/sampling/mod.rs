@@ -13,16 +13,18 @@
 //! | [`bernoulli_ratio`] | Bernoulli(`p/q`) | lazy bitwise comparison | 2 bits on average |
 //! | [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | CKS20 Algorithm 1 | `≤ e` ratio trials for γ ≤ 1 |
 //! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | blocked CKS20 Algorithm 2 | about one `u64` at τ ≈ 2⁴⁰ |
-//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | CKS20 Algorithm 2 | geometric + 1 bit |
+//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion, CKS20 Alg. 2 sign | `1 + ⌈m/8⌉` words per trial, `< 2` trials |
 //! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3 | < 2.5 proposals |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
 //!
-//! **Timing.** These samplers loop a random number of times, and the number of loops is
-//! correlated with the sampled value: an adversary who can time a single release learns
-//! something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko 2022). Samplers
-//! with a value-independent number of draws are planned.
+//! **Timing.** [`DiscreteLaplace`] draws a number of 64-bit words that is independent
+//! of its sample, except on a fallback event of probability `≤ 2⁻⁵⁰` (its docs state
+//! the guarantee and the proof). The other samplers still loop a random number of
+//! times correlated with the sampled value, so an adversary who can time a single
+//! release learns something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko
+//! 2022); draw-independent versions of them are planned.
 
 mod bernoulli;
 mod bits;

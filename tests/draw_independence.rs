@@ -1,0 +1,168 @@
+//! Draw independence (design §3.5): the number of random words a release draws must
+//! reveal nothing about its noise.
+//!
+//! * `dpmech::audit` of the joint (output, words drawn) on neighbouring inputs must PASS
+//!   at the claimed ε for the mechanisms built on the discrete Laplace sampler, while
+//!   the previous looping sampler (CKS20 Algorithm 2 by Bernoulli trials, kept here as
+//!   the negative control) FAILS the same audit.
+//! * A chi-square test of independence between the word count and classes of `|noise|`
+//!   over `N = 10⁶` samples, significance `ALPHA = 1e-3`, critical value the `1 − α`
+//!   quantile of χ²((rows − 1)(columns − 1)) (statrs): the new sampler passes, the
+//!   looping one fails.
+
+mod common;
+
+use common::{ALPHA, Counting};
+use dpmech::audit::{Auditor, Verdict};
+use dpmech::sampling::{BitSource, DiscreteLaplace, Geometric as OneSidedGeometric, Rational};
+use dpmech::{CryptoRng, Geometric, Laplace};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// The previous discrete Laplace sampler: `±G` with `G` from the looping one-sided
+/// geometric (Bernoulli trials), rejecting (negative, 0). Exact, but its number of
+/// draws follows the noise.
+fn looping_discrete_laplace<R: CryptoRng + ?Sized>(magnitude: &OneSidedGeometric, rng: &mut R) -> i64 {
+    let mut bits = BitSource::new(rng);
+    loop {
+        let g = magnitude.sample_bits(&mut bits) as i64;
+        let negative = bits.bit();
+        if !(negative && g == 0) {
+            return if negative { -g } else { g };
+        }
+    }
+}
+
+#[test]
+fn value_and_draws_audits_pass_for_geometric_and_laplace() {
+    let geometric = Geometric::new(1, 1.0).unwrap();
+    let audit = Auditor::new(geometric.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(41);
+    let report = audit
+        .audit_with_draw_count(|r| geometric.release(0, r), |r| geometric.release(1, r))
+        .unwrap();
+    println!("Geometric(Δ = 1, ε = 1), (value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    let laplace = Laplace::new(1.0, 1.0).unwrap();
+    let report = audit
+        .audit_with_draw_count(
+            |r| laplace.release(0.0, r).unwrap().round() as i64,
+            |r| laplace.release(1.0, r).unwrap().round() as i64,
+        )
+        .unwrap();
+    println!("Laplace(Δ = 1, ε = 1), (round(value), words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    // Negative control: the looping sampler at the same scale fails the same audit.
+    let old = OneSidedGeometric::new(Rational::new(1, 1).unwrap());
+    let report = audit
+        .audit_with_draw_count(
+            |r| looping_discrete_laplace(&old, r),
+            |r| 1 + looping_discrete_laplace(&old, r),
+        )
+        .unwrap();
+    println!("looping sampler, (value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Fail, "{report}");
+}
+
+/// Pearson's chi-square test of independence on a contingency table (rows and columns
+/// with an expected count below 5 are merged into their neighbour first).
+fn independence(table: &[Vec<u64>]) -> (f64, f64) {
+    let n: u64 = table.iter().flatten().sum();
+    let rows: Vec<u64> = table.iter().map(|r| r.iter().sum()).collect();
+    let cols: Vec<u64> = (0..table[0].len())
+        .map(|j| table.iter().map(|r| r[j]).sum())
+        .collect();
+    let mut statistic = 0.0;
+    for (i, row) in table.iter().enumerate() {
+        for (j, &observed) in row.iter().enumerate() {
+            let expected = rows[i] as f64 * cols[j] as f64 / n as f64;
+            assert!(expected >= 5.0, "cell ({i}, {j}) expects {expected}");
+            statistic += (observed as f64 - expected).powi(2) / expected;
+        }
+    }
+    let df = ((rows.len() - 1) * (cols.len() - 1)) as f64;
+    let critical = ChiSquared::new(df).unwrap().inverse_cdf(1.0 - ALPHA);
+    (statistic, critical)
+}
+
+/// Rows: word counts (the `n_classes − 1` smallest values seen, then "more");
+/// columns: `|z| = 0, 1, 2, 3…5, ≥ 6` in units of `⌈τ/4⌉`.
+fn contingency(samples: &[(u64, i64)], tau: u64, n_classes: usize) -> Vec<Vec<u64>> {
+    let mut words: Vec<u64> = samples.iter().map(|s| s.0).collect();
+    words.sort_unstable();
+    words.dedup();
+    let cut: Vec<u64> = words.into_iter().take(n_classes - 1).collect();
+    let unit = tau.div_ceil(4).max(1);
+    let mut table = vec![vec![0u64; 5]; cut.len() + 1];
+    for &(w, z) in samples {
+        let row = cut.iter().position(|&c| c == w).unwrap_or(cut.len());
+        let col = match z.unsigned_abs() / unit {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3..=5 => 3,
+            _ => 4,
+        };
+        table[row][col] += 1;
+    }
+    table.retain(|r| r.iter().sum::<u64>() >= 200);
+    table
+}
+
+const N: usize = 1_000_000;
+
+#[test]
+fn word_count_is_independent_of_the_noise_magnitude() {
+    for (i, tau) in [1u64, 10, 1_000_000].into_iter().enumerate() {
+        let scale = Rational::new(tau, 1).unwrap();
+        let new = DiscreteLaplace::new(scale);
+        let old = OneSidedGeometric::new(scale);
+        let mut rng = Counting {
+            inner: ChaCha20Rng::seed_from_u64(500 + i as u64),
+            words: 0,
+        };
+        let mut draw = |f: &dyn Fn(&mut Counting<ChaCha20Rng>) -> i64| -> Vec<(u64, i64)> {
+            (0..N)
+                .map(|_| {
+                    let before = rng.words;
+                    let z = f(&mut rng);
+                    (rng.words - before, z)
+                })
+                .collect()
+        };
+        let new_samples = draw(&|r| new.sample(r));
+        let old_samples = draw(&|r| looping_discrete_laplace(&old, r));
+        let table = contingency(&new_samples, tau, 4);
+        if table.len() >= 2 {
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: new sampler χ² = {s:.1} (critical {c:.1})");
+            assert!(s <= c, "τ = {tau}: word count depends on |noise|: {s} > {c}");
+        } else {
+            // A rejection has probability (1 − α)/2 ≈ 1/(2τ): the count is constant
+            // but for a handful of samples.
+            let first = new_samples[0].0;
+            let other = new_samples.iter().filter(|s| s.0 != first).count();
+            println!("τ = {tau}: new sampler drew {first} words in all but {other} samples");
+            assert!(other < 200, "τ = {tau}: {other}");
+        }
+        // Outside the fallback event the count is a multiple of the words per trial.
+        assert!(
+            new_samples
+                .iter()
+                .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
+        );
+        let table = contingency(&old_samples, tau, 4);
+        if table.len() >= 2 {
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: looping sampler χ² = {s:.1} (critical {c:.1})");
+            assert!(s > c, "τ = {tau}: the negative control passed: {s} ≤ {c}");
+        } else {
+            println!("τ = {tau}: looping sampler drew one word count only");
+        }
+    }
+}
