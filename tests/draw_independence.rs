@@ -14,20 +14,48 @@ mod common;
 
 use common::{ALPHA, Counting};
 use dpmech::audit::{Auditor, Verdict};
-use dpmech::sampling::{BitSource, DiscreteLaplace, Geometric as OneSidedGeometric, Rational};
+use dpmech::sampling::{
+    DiscreteLaplace, Geometric as OneSidedGeometric, Rational, bernoulli_ratio, uniform_below,
+};
 use dpmech::{CryptoRng, Geometric, Laplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
-/// The previous discrete Laplace sampler: `±G` with `G` from the looping one-sided
-/// geometric (Bernoulli trials), rejecting (negative, 0). Exact, but its number of
-/// draws follows the noise.
-fn looping_discrete_laplace<R: CryptoRng + ?Sized>(magnitude: &OneSidedGeometric, rng: &mut R) -> i64 {
-    let mut bits = BitSource::new(rng);
+/// The previous kind of sampler, kept here as the negative control: the blocked CKS20
+/// Algorithm 2 for an integer scale `τ` (`M` = the largest power of two `≤ τ/2`;
+/// `Q` = successes of Bernoulli(`e^(−M/τ)`) before a failure; `R` uniform below `M`
+/// accepted with Bernoulli(`e^(−R/τ)`)), then `±G` rejecting (negative, 0). Exact, but
+/// its loops, hence its draws, follow the noise.
+/// CKS20 Algorithm 1 for `γ = num/den ≤ 1`: `A_k ~ Bernoulli(γ/k)` until the first
+/// failure, accept when that `k` is odd.
+fn looping_bernoulli_exp_neg<R: CryptoRng + ?Sized>(num: u64, den: u64, rng: &mut R) -> bool {
+    let mut k = 1u128;
+    while bernoulli_ratio(rng, num as u128, den as u128 * k).unwrap() {
+        k += 1;
+    }
+    k % 2 == 1
+}
+
+fn looping_discrete_laplace<R: CryptoRng + ?Sized>(tau: u64, rng: &mut R) -> i64 {
+    let block = if tau >= 2 {
+        1u64 << (63 - (tau / 2).leading_zeros())
+    } else {
+        1
+    };
     loop {
-        let g = magnitude.sample_bits(&mut bits) as i64;
-        let negative = bits.bit();
+        let mut q = 0u64;
+        while looping_bernoulli_exp_neg(block, tau, rng) {
+            q += 1;
+        }
+        let r = loop {
+            let r = uniform_below(rng, block).unwrap();
+            if looping_bernoulli_exp_neg(r, tau, rng) {
+                break r;
+            }
+        };
+        let g = (q * block + r) as i64;
+        let negative = uniform_below(rng, 2).unwrap() == 1;
         if !(negative && g == 0) {
             return if negative { -g } else { g };
         }
@@ -58,11 +86,10 @@ fn value_and_draws_audits_pass_for_geometric_and_laplace() {
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
 
     // Negative control: the looping sampler at the same scale fails the same audit.
-    let old = OneSidedGeometric::new(Rational::new(1, 1).unwrap());
     let report = audit
         .audit_with_draw_count(
-            |r| looping_discrete_laplace(&old, r),
-            |r| 1 + looping_discrete_laplace(&old, r),
+            |r| looping_discrete_laplace(1, r),
+            |r| 1 + looping_discrete_laplace(1, r),
         )
         .unwrap();
     println!("looping sampler, (value, words):\n{report}");
@@ -121,7 +148,7 @@ fn word_count_is_independent_of_the_noise_magnitude() {
     for (i, tau) in [1u64, 10, 1_000_000].into_iter().enumerate() {
         let scale = Rational::new(tau, 1).unwrap();
         let new = DiscreteLaplace::new(scale);
-        let old = OneSidedGeometric::new(scale);
+        let one_sided = OneSidedGeometric::new(scale);
         let mut rng = Counting {
             inner: ChaCha20Rng::seed_from_u64(500 + i as u64),
             words: 0,
@@ -136,7 +163,8 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                 .collect()
         };
         let new_samples = draw(&|r| new.sample(r));
-        let old_samples = draw(&|r| looping_discrete_laplace(&old, r));
+        let old_samples = draw(&|r| looping_discrete_laplace(tau, r));
+        let one_sided_samples = draw(&|r| one_sided.sample(r) as i64);
         let table = contingency(&new_samples, tau, 4);
         if table.len() >= 2 {
             let (s, c) = independence(&table);
@@ -156,6 +184,9 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                 .iter()
                 .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
         );
+        // The one-sided geometric draws a constant number of words.
+        let fixed = one_sided.words_per_sample() as u64;
+        assert!(one_sided_samples.iter().all(|&(w, _)| w == fixed), "τ = {tau}");
         let table = contingency(&old_samples, tau, 4);
         if table.len() >= 2 {
             let (s, c) = independence(&table);

@@ -10,7 +10,8 @@ mod common;
 
 use common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::sampling::{
-    BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio, uniform_below,
+    BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio,
+    uniform_below,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -188,9 +189,16 @@ fn bernoulli_of_exp_minus_gamma_matches_its_probability() {
     let cases: [(u128, u128); 6] = [(0, 1), (1, 3), (1, 1), (5, 2), (20, 3), (1, 1u128 << 40)];
     for (i, (num, den)) in cases.into_iter().enumerate() {
         let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
-        let successes = (0..N)
-            .filter(|_| bernoulli_exp_neg(&mut rng, num, den).unwrap())
-            .count() as u64;
+        // The struct (threshold computed once) and the one-call function agree.
+        let coin = BernoulliExpNeg::new(num, den as u64).unwrap();
+        let mut replay = ChaCha20Rng::seed_from_u64(500 + i as u64);
+        for _ in 0..100 {
+            assert_eq!(
+                coin.sample(&mut replay),
+                bernoulli_exp_neg(&mut rng, num, den).unwrap()
+            );
+        }
+        let successes = (0..N).filter(|_| coin.sample(&mut rng)).count() as u64;
         let p = (-(num as f64) / den as f64).exp();
         if p == 1.0 {
             assert_eq!(successes, N);

@@ -482,10 +482,8 @@ impl Cdt {
         let mut power = a.clone();
         let mut c: u64 = 1;
         loop {
-            if let Some(k) = threshold.size {
-                if c >= k {
-                    break;
-                }
+            if threshold.size.is_some_and(|k| c >= k) {
+                break;
             }
             let enclosure = threshold.enclose(&power, &total, &inverse);
             let shift = p - width as u64;
@@ -571,10 +569,8 @@ impl Cdt {
         let mut lazy = LazyUniform::new(u, self.width as u64);
         let mut x = certain;
         loop {
-            if let Some(k) = self.threshold.size {
-                if x + 1 >= k {
-                    return x;
-                }
+            if self.threshold.size.is_some_and(|k| x + 1 >= k) {
+                return x;
             }
             if !self.threshold.exact_less(&mut lazy, x + 1, bits) {
                 return x;
@@ -621,8 +617,8 @@ mod tests {
                 if let Some(m) = a.checked_mul(b) {
                     assert_eq!(x.mul(&y), Big::from_u128(m));
                 }
-                if b != 0 {
-                    assert_eq!(x.div_floor(&y).to_u128_sat(), a / b);
+                if let Some(q) = a.checked_div(b) {
+                    assert_eq!(x.div_floor(&y).to_u128_sat(), q);
                     assert_eq!(x.div_ceil(&y).to_u128_sat(), a.div_ceil(b));
                 }
             }

@@ -207,7 +207,7 @@ impl DiscreteLaplace {
 
     /// One trial: the sign and `G`, all fixed words drawn first.
     #[inline]
-    fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, u128) {
+    pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, u128) {
         let tables = &*self.tables;
         let first = bits.word();
         let mut words = [0u64; MAX_CHUNKS];
