@@ -197,3 +197,71 @@ fn word_count_is_independent_of_the_noise_magnitude() {
         }
     }
 }
+
+/// Welch's t statistic of two samples of times.
+fn welch_t(a: &[f64], b: &[f64]) -> f64 {
+    let stats = |x: &[f64]| {
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var, n)
+    };
+    let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+    (ma - mb) / (va / na + vb / nb).sqrt()
+}
+
+/// dudect-style timing diagnostic (not a pass/fail check: timings depend on the
+/// machine): per-release times of small-|noise| (`|z| ≤ τ/4`) and large-|noise|
+/// (`|z| ≥ 2τ`) outputs, Welch's t between the two classes (|t| > 4.5 is dudect's
+/// "leak" threshold), old looping sampler vs the draw-independent one.
+/// Run: `cargo test --release --test draw_independence -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing diagnostic; prints Welch t statistics"]
+fn timing_diagnostic_welch_t() {
+    use std::time::Instant;
+    const RELEASES: usize = 400_000;
+    let classify = |name: &str, tau: f64, f: &mut dyn FnMut() -> i64| {
+        let (mut small, mut large) = (Vec::new(), Vec::new());
+        for _ in 0..RELEASES {
+            let start = Instant::now();
+            let z = std::hint::black_box(f());
+            let ns = start.elapsed().as_nanos() as f64;
+            let magnitude = z.unsigned_abs() as f64;
+            if magnitude <= tau / 4.0 {
+                small.push(ns);
+            } else if magnitude >= 2.0 * tau {
+                large.push(ns);
+            }
+        }
+        println!(
+            "{name:<44} small n = {:>6}, large n = {:>6}, Welch t = {:>8.2}",
+            small.len(),
+            large.len(),
+            welch_t(&small, &large)
+        );
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(900);
+    for tau in [1u64, 10, 1_000_000] {
+        let new = Geometric::new(1, 1.0 / tau as f64).unwrap();
+        classify(
+            &format!("Geometric::release τ = {tau} (new)"),
+            tau as f64,
+            &mut || new.release(0, &mut rng),
+        );
+        classify(
+            &format!("looping discrete Laplace τ = {tau} (old)"),
+            tau as f64,
+            &mut || looping_discrete_laplace(tau, &mut rng),
+        );
+    }
+    let laplace = Laplace::new(1.0, 1.0).unwrap();
+    classify("Laplace::release b = 1 (new)", 1.0, &mut || {
+        (laplace.release(0.0, &mut rng).unwrap() * 1e6) as i64 / 1_000_000
+    });
+    let gaussian = dpmech::sampling::DiscreteGaussian::new(Rational::new(100, 1).unwrap());
+    classify(
+        "DiscreteGaussian σ = 10 (acceptance still loops)",
+        10.0,
+        &mut || gaussian.sample(&mut rng),
+    );
+}
