@@ -5,7 +5,7 @@
 //! Run: `cargo bench --bench samplers` (single thread, seeded ChaCha20).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::sampling::{BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg};
+use dpmech::sampling::{BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg};
 use dpmech::{Laplace, laplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -150,6 +150,13 @@ fn bernoulli(c: &mut Criterion) {
             BenchmarkId::new("exact_gamma", format!("{num}/{den}")),
             &(num, den),
             |b, &(num, den)| b.iter(|| bernoulli_exp_neg(&mut rng, num, den).unwrap()),
+        );
+        // The precomputed threshold: one word and one comparison per trial.
+        let coin = BernoulliExpNeg::new(num, den as u64).unwrap();
+        group.bench_with_input(
+            BenchmarkId::new("exact_precomputed_gamma", format!("{num}/{den}")),
+            &coin,
+            |b, coin| b.iter(|| coin.sample(&mut rng)),
         );
     }
     group.finish();

@@ -163,8 +163,19 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                 .collect()
         };
         let new_samples = draw(&|r| new.sample(r));
+        let words = |s: &[(u64, i64)]| {
+            let mean = s.iter().map(|x| x.0 as f64).sum::<f64>() / s.len() as f64;
+            (mean, s.iter().map(|x| x.0).max().unwrap_or(0))
+        };
         let old_samples = draw(&|r| looping_discrete_laplace(tau, r));
         let one_sided_samples = draw(&|r| one_sided.sample(r) as i64);
+        println!(
+            "τ = {tau}: words per sample over {N} samples (mean, max): discrete Laplace {:?}, \
+             one-sided geometric {:?}, looping discrete Laplace {:?}",
+            words(&new_samples),
+            words(&one_sided_samples),
+            words(&old_samples)
+        );
         let table = contingency(&new_samples, tau, 4);
         if table.len() >= 2 {
             let (s, c) = independence(&table);

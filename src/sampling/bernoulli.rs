@@ -274,8 +274,9 @@ impl BernoulliExpNeg {
 }
 
 /// An exact Bernoulli trial with success probability `exp(−num/den)`: one word, see
-/// [`BernoulliExpNeg`] (which precomputes the threshold once for repeated trials; this
-/// function computes it on every call).
+/// [`BernoulliExpNeg`]. This function computes the certified threshold on every call
+/// (tens of microseconds of big-integer arithmetic); for repeated trials at one γ build
+/// a [`BernoulliExpNeg`] once (nanoseconds per trial).
 ///
 /// ```
 /// use dpmech::sampling::bernoulli_exp_neg;

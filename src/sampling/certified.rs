@@ -539,10 +539,16 @@ impl Cdt {
     /// the exact path continues.
     #[inline]
     pub(crate) fn fast(&self, u: u64) -> Result<u64, u64> {
+        // `certain` = #{c : u < lo[c]}. Since lo[c] ≤ hi[c] + 1, every such c also has
+        // u ≤ hi[c], so #{c : u ≤ hi[c]} ≥ certain, with equality iff the next entry
+        // (if any) has u > hi[next]: one binary search and one comparison.
         let certain = self.lo.partition_point(|&l| u < l);
-        let possible = self.hi.partition_point(|&h| u <= h);
-        let open_tail = self.threshold.size.is_none() && possible == self.hi.len();
-        if certain == possible && !open_tail {
+        let decided = match self.hi.get(certain) {
+            Some(&h) => u > h,
+            // Past the last entry: bounded tables are complete; the open tail is not.
+            None => self.threshold.size.is_some(),
+        };
+        if decided {
             Ok(certain as u64)
         } else {
             Err(certain as u64)
