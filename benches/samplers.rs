@@ -5,7 +5,7 @@
 //! Run: `cargo bench --bench samplers` (single thread, seeded ChaCha20).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::sampling::{BitSource, DiscreteLaplace, Rational, bernoulli_exp_neg};
+use dpmech::sampling::{BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg};
 use dpmech::{Laplace, laplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -78,6 +78,66 @@ fn discrete_laplace(c: &mut Criterion) {
     group.finish();
 }
 
+fn one_sided_geometric(c: &mut Criterion) {
+    let mut group = c.benchmark_group("geometric_one_sided");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    group.bench_function("naive_float_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, 0.0, black_box(10.0)))
+    });
+    for scale in [1u64, 10, 1_000_000] {
+        let noise = Geometric::new(Rational::new(scale, 1).unwrap());
+        group.bench_with_input(BenchmarkId::new("exact_scale", scale), &noise, |b, noise| {
+            b.iter(|| noise.sample(&mut rng))
+        });
+    }
+    group.finish();
+}
+
+fn discrete_laplace_batch(c: &mut Criterion) {
+    let mut group = c.benchmark_group("discrete_laplace_sample_into_1000");
+    group.throughput(Throughput::Elements(1000));
+    let mut rng = ChaCha20Rng::seed_from_u64(6);
+    group.bench_function("naive_float_baseline", |b| {
+        let mut out = vec![0f64; 1000];
+        b.iter(|| {
+            for slot in out.iter_mut() {
+                *slot = naive_float_laplace(&mut rng, 0.0, 10.0);
+            }
+            black_box(&out);
+        })
+    });
+    for scale in [1u64, 10, 1_000_000] {
+        let noise = DiscreteLaplace::new(Rational::new(scale, 1).unwrap());
+        let mut out = vec![0i64; 1000];
+        group.bench_with_input(BenchmarkId::new("exact_scale", scale), &noise, |b, noise| {
+            b.iter(|| {
+                noise.sample_into(&mut out, &mut rng);
+                black_box(&out);
+            })
+        });
+    }
+    group.finish();
+}
+
+fn construction(c: &mut Criterion) {
+    let mut group = c.benchmark_group("discrete_laplace_construction_uncached");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    group.bench_function("naive_float_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, 0.0, black_box(10.0)))
+    });
+    // Distinct scales each time, so the per-scale cache never hits.
+    let mut next = 1_000_000u64;
+    group.bench_function("new_scale_1e6_plus_i", |b| {
+        b.iter(|| {
+            next += 1;
+            DiscreteLaplace::new(Rational::new(next, 1).unwrap())
+        })
+    });
+    group.finish();
+}
+
 fn bernoulli(c: &mut Criterion) {
     let mut group = c.benchmark_group("bernoulli_exp_neg");
     group.throughput(Throughput::Elements(1));
@@ -91,6 +151,13 @@ fn bernoulli(c: &mut Criterion) {
             &(num, den),
             |b, &(num, den)| b.iter(|| bernoulli_exp_neg(&mut rng, num, den).unwrap()),
         );
+        // The precomputed threshold: one word and one comparison per trial.
+        let coin = BernoulliExpNeg::new(num, den as u64).unwrap();
+        group.bench_with_input(
+            BenchmarkId::new("exact_precomputed_gamma", format!("{num}/{den}")),
+            &coin,
+            |b, coin| b.iter(|| coin.sample(&mut rng)),
+        );
     }
     group.finish();
 }
@@ -100,6 +167,7 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2));
-    targets = laplace_release, laplace_slice, discrete_laplace, bernoulli
+    targets = laplace_release, laplace_slice, discrete_laplace, one_sided_geometric,
+        discrete_laplace_batch, construction, bernoulli
 }
 criterion_main!(benches);

@@ -247,8 +247,10 @@ fn pinned_outputs_for_a_fixed_seed() {
     assert_eq!(l, PINNED_LAPLACE);
 }
 
-const PINNED_GEOMETRIC: [i64; 6] = [100, 101, 99, 102, 101, 101];
-const PINNED_LAPLACE: [f64; 3] = [0.9311206123302327, 0.24322364436011412, 1.2442893397228545];
+// Re-pinned when the discrete Laplace sampler became draw-independent (inversion of
+// certified tables instead of looping Bernoulli trials): same distribution, new values.
+const PINNED_GEOMETRIC: [i64; 6] = [95, 99, 98, 100, 101, 97];
+const PINNED_LAPLACE: [f64; 3] = [-0.1684885671011216, -1.3717674196523149, -0.12393517091186368];
 
 #[test]
 fn one_call_functions_release_on_the_grid() {

@@ -10,7 +10,8 @@ mod common;
 
 use common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::sampling::{
-    BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio, uniform_below,
+    BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio,
+    uniform_below,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -27,13 +28,18 @@ fn sample_discrete_laplace(scale: Rational, seed: u64) -> Vec<i128> {
 #[test]
 fn discrete_laplace_matches_its_pmf_at_many_scales() {
     let scales = [
-        (1, 2),              // τ < 1: the small-scale path
+        (1, 3),              // τ = 1/3
+        (1, 2),              // τ < 1
         (1, 1),              // τ = 1
         (3, 2),              // τ = 1.5
         (10, 1),             // τ = 10
+        (30, 1),             // τ = 30: a 2-bit chunk table, per-integer bins
         (1000, 7),           // τ ≈ 142.9, non-dyadic
         (1_000_000, 1),      // τ = 1e6
         (1u64 << 41 | 3, 1), // τ ≈ 2^41, as used by the Laplace mechanism
+        (1u64 << 40, 1),     // τ = 2^40
+        (1u64 << 60, 1),     // τ = 2^60, the largest scale the issue asks for
+        (u64::MAX, 3),       // τ ≈ 2^62.4: eight chunk tables
     ];
     for (i, (num, den)) in scales.into_iter().enumerate() {
         let scale = Rational::new(num, den).unwrap();
@@ -42,6 +48,50 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
         println!("discrete Laplace τ = {num}/{den}: {fit:?}");
         assert!(fit.passes(), "τ = {num}/{den}: {fit:?}");
     }
+}
+
+/// At large scales the bins above do not see the low-order digits, which come from the
+/// chunk tables: for `τ ≥ 2⁴⁰` the bytes of `Z` at bits 0–7, 8–15 and 16–23 are uniform
+/// up to a relative `2⁻¹⁶`, far below what `N` samples can detect. Chi-square with 256
+/// bins each, α = `common::ALPHA`, `N` samples.
+#[test]
+fn discrete_laplace_low_digits_are_uniform_at_large_scales() {
+    for (i, num) in [(1u64 << 40) + 3, 1 << 60].into_iter().enumerate() {
+        let samples = sample_discrete_laplace(Rational::new(num, 1).unwrap(), 150 + i as u64);
+        for shift in [0u32, 8, 16] {
+            let mut counts = vec![0u64; 256];
+            for &z in &samples {
+                counts[((z >> shift) & 255) as usize] += 1;
+            }
+            let fit = chi_square(&counts, &[1.0 / 256.0; 256]);
+            println!("τ = {num}, byte at bit {shift}: {fit:?}");
+            assert!(fit.passes(), "τ = {num}, byte at bit {shift}: {fit:?}");
+        }
+    }
+}
+
+/// The chunk tables at a scale where their tilt is visible: at `τ = 5000` the remainder
+/// `R < 2¹⁰` comes from two 5-bit chunk tables, and `Z mod 1024` has the exact law
+/// `Σ_k pmf(r + 1024k)` (summed in `f64` over `|k| ≤ 400`, tail below 1e-100).
+/// Chi-square with 1024 bins, α = `common::ALPHA`, `N` samples.
+#[test]
+fn discrete_laplace_residues_match_at_a_two_chunk_scale() {
+    let tau = 5000.0f64;
+    let samples = sample_discrete_laplace(Rational::new(5000, 1).unwrap(), 160);
+    let alpha = (-1.0 / tau).exp();
+    let pmf = |z: i64| (1.0 - alpha) / (1.0 + alpha) * alpha.powi(z.unsigned_abs() as i32);
+    let expected: Vec<f64> = (0..1024i64)
+        .map(|r| (-400..=400i64).map(|k| pmf(r + 1024 * k)).sum())
+        .collect();
+    let mut counts = vec![0u64; 1024];
+    for &z in &samples {
+        counts[z.rem_euclid(1024) as usize] += 1;
+    }
+    let total: f64 = expected.iter().sum();
+    let expected: Vec<f64> = expected.iter().map(|p| p / total).collect();
+    let fit = chi_square(&counts, &expected);
+    println!("τ = 5000, Z mod 1024: {fit:?}");
+    assert!(fit.passes(), "{fit:?}");
 }
 
 /// The seeds' sampler (document 002): `sign × geometric`, keeping (negative, 0). It
@@ -139,9 +189,16 @@ fn bernoulli_of_exp_minus_gamma_matches_its_probability() {
     let cases: [(u128, u128); 6] = [(0, 1), (1, 3), (1, 1), (5, 2), (20, 3), (1, 1u128 << 40)];
     for (i, (num, den)) in cases.into_iter().enumerate() {
         let mut rng = ChaCha20Rng::seed_from_u64(500 + i as u64);
-        let successes = (0..N)
-            .filter(|_| bernoulli_exp_neg(&mut rng, num, den).unwrap())
-            .count() as u64;
+        // The struct (threshold computed once) and the one-call function agree.
+        let coin = BernoulliExpNeg::new(num, den as u64).unwrap();
+        let mut replay = ChaCha20Rng::seed_from_u64(500 + i as u64);
+        for _ in 0..100 {
+            assert_eq!(
+                coin.sample(&mut replay),
+                bernoulli_exp_neg(&mut rng, num, den).unwrap()
+            );
+        }
+        let successes = (0..N).filter(|_| coin.sample(&mut rng)).count() as u64;
         let p = (-(num as f64) / den as f64).exp();
         if p == 1.0 {
             assert_eq!(successes, N);

@@ -444,7 +444,8 @@ fn pinned_outputs_for_a_fixed_seed() {
         (
             vec![3, 3, 3, 1, 1, 2],
             vec![2, 1, 1, 0, 1, 3],
-            vec![3, 1, 0, 1, 1, 3]
+            // Re-pinned when the discrete Laplace sampler became draw-independent.
+            vec![1, 0, 3, 1, 1, 1]
         )
     );
 }

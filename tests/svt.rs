@@ -585,10 +585,9 @@ fn pinned_answers_for_a_fixed_seed() {
         "deterministic for a seed"
     );
     use Answer::{Above, Below, Value};
-    assert_eq!(
-        first,
-        vec![Below, Below, Above, Below, Below, Below, Below, Above]
-    );
+    // Re-pinned when the discrete Laplace sampler became draw-independent: the first
+    // two queries now come out above, which exhausts the cutoff c = 2.
+    assert_eq!(first, vec![Above, Above]);
     let mut numeric = NumericSparse::new(0.0, 1.0, 2, 4.0).unwrap();
     let values = numeric.run(&[-30.0, 50.0, -30.0, 60.0], &mut rng(100)).unwrap();
     let g = numeric.value_granularity();
@@ -598,9 +597,9 @@ fn pinned_answers_for_a_fixed_seed() {
         values,
         vec![
             Below,
-            Value(54_549_587_587_853.0 * g),
+            Value(57_629_388_075_068.0 * g),
             Below,
-            Value(67_548_646_983_978.0 * g)
+            Value(59_339_919_238_960.0 * g)
         ]
     );
 }

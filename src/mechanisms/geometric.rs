@@ -27,7 +27,7 @@ use crate::{CryptoRng, Error};
 /// # let _ = noisy_count;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Geometric {
     sensitivity: u64,
     epsilon: f64,

@@ -30,8 +30,10 @@ const MAX_UNITS_BITS: i32 = 60;
 ///   `τ ≈ b/g`: for all practical purposes `Lap(b)`, with `b·(1 + n·2⁻⁴⁰)`.
 /// * **Accuracy:** for `n` coordinates, `Pr[‖f(x) − M(x)‖∞ ≥ ln(n/β)·b] ≤ β`
 ///   (up to the `g/2` rounding).
-/// * **Timing:** the sampler's running time depends on the noise (see
-///   [`crate::sampling`]).
+/// * **Timing:** the number of random words a release draws is independent of its
+///   noise, except on a fallback event of probability `≤ 2⁻⁵⁰` (see
+///   [`DiscreteLaplace`]); per-release timing still has data-dependent branches
+///   (table searches), so do not treat it as constant-time.
 ///
 /// ```
 /// use dpmech::Laplace;
@@ -42,7 +44,7 @@ const MAX_UNITS_BITS: i32 = 60;
 /// assert_eq!(noisy % mechanism.granularity(), 0.0); // on the public grid
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Laplace {
     sensitivity: f64,
     epsilon: f64,
@@ -153,7 +155,7 @@ impl Laplace {
     /// The discrete noise for a vector of `n` coordinates.
     fn noise_for(&self, n: usize) -> Result<DiscreteLaplace, Error> {
         if n <= 1 {
-            return Ok(self.scalar_noise);
+            return Ok(self.scalar_noise.clone());
         }
         Ok(DiscreteLaplace::new(units_scale(
             self.units_per_epsilon,

@@ -5,7 +5,7 @@ use crate::privacy::{PrivacyLoss, round};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational, uniform_below_bits};
 use crate::{CryptoRng, Error};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Noise {
     /// Discrete Laplace of the given scale (in grid units).
     Laplace(DiscreteLaplace),
@@ -39,7 +39,10 @@ enum Noise {
 /// at most `Δᵤ`, or `2Δᵤ` for arbitrary scores, between neighbours), is all the
 /// Dwork–Roth proof uses.
 ///
-/// **Timing:** the discrete Laplace sampler's running time depends on the noise.
+/// **Timing:** with Laplace noise, every candidate's noise draws a number of words
+/// independent of its value (see [`DiscreteLaplace`]), except on a fallback event of
+/// probability `≤ 2⁻⁵⁰` per candidate; breaking an exact tie draws extra bits, and the
+/// exponential-noise variant still loops.
 ///
 /// ```
 /// use dpmech::ReportNoisyMax;
@@ -51,7 +54,7 @@ enum Noise {
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReportNoisyMax {
     epsilon: f64,
     scale: ScoreScale,

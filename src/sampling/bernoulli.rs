@@ -1,6 +1,7 @@
 //! Exact Bernoulli trials: of a rational probability, and of `exp(−γ)` for rational γ.
 
 use super::BitSource;
+use super::certified::{LazyUniform, Threshold, exp_neg};
 use crate::Error;
 use rand_core::CryptoRng;
 
@@ -161,60 +162,6 @@ pub(crate) fn bernoulli_exp_neg_bits<R: CryptoRng + ?Sized>(
     bernoulli_exp_neg_at_most_one(bits, fraction, den)
 }
 
-/// Trials of CKS20 Algorithm 1 whose 8-bit thresholds are precomputed.
-const TABLE_TRIALS: usize = 8;
-
-/// Bernoulli(`exp(−num/den)`) for a **fixed** `num ≤ den < 2⁶⁴`, with the 8-bit
-/// thresholds `T_k = ⌊2⁸·num/(k·den)⌋` of the first trials of CKS20 Algorithm 1
-/// computed once: a trial is then one table comparison (`u < T_k`: success; `u > T_k`:
-/// failure), and only `u = T_k` (probability 2⁻⁸) completes the comparison exactly with
-/// further bits. Same distribution as [`bernoulli_exp_neg_u64`], fewer multiplications.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FixedExpNeg {
-    num: u64,
-    den: u64,
-    thresholds: [u16; TABLE_TRIALS],
-}
-
-impl FixedExpNeg {
-    /// Precomputes the thresholds for `γ = num/den ≤ 1`.
-    pub(crate) fn new(num: u64, den: u64) -> Self {
-        debug_assert!(num <= den && den > 0);
-        let mut thresholds = [0u16; TABLE_TRIALS];
-        for (j, t) in thresholds.iter_mut().enumerate() {
-            let divisor = (j as u128 + 1) * den as u128;
-            *t = (((num as u128) << CHUNK) / divisor) as u16; // ≤ 2⁸
-        }
-        Self { num, den, thresholds }
-    }
-
-    /// One trial.
-    #[inline]
-    pub(crate) fn sample<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> bool {
-        let mut k: u64 = 1;
-        for &threshold in &self.thresholds {
-            let u = bits.bits(CHUNK) as u16;
-            let success = if u != threshold {
-                u < threshold
-            } else {
-                let divisor = k as u128 * self.den as u128;
-                let remainder = ((self.num as u128) << CHUNK) - threshold as u128 * divisor;
-                // remainder = 0: the chunk's interval starts exactly at p, so V ≥ p.
-                remainder != 0 && bernoulli_ratio_bitwise(bits, remainder, divisor)
-            };
-            if !success {
-                return k % 2 == 1;
-            }
-            k += 1;
-        }
-        // Beyond the table (probability ≤ 1/8!): the general trials.
-        while k < 1 << 47 && bernoulli_ratio_scaled(bits, self.num, self.den, k) {
-            k += 1;
-        }
-        k % 2 == 1
-    }
-}
-
 fn check_ratio(den: u128) -> Result<(), Error> {
     if den == 0 || den > 1 << 127 {
         return Err(Error::InvalidParameter {
@@ -241,7 +188,95 @@ pub fn bernoulli_ratio<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u128)
     Ok(bernoulli_ratio_bits(&mut BitSource::new(rng), num, den))
 }
 
-/// An exact Bernoulli trial with success probability `exp(−num/den)`.
+/// Bernoulli(`exp(−γ)`) for a fixed rational `γ = num/den ≥ 0` (`num < 2¹²⁸`,
+/// `1 ≤ den < 2⁶⁴`) as **one comparison of a 64-bit uniform word** with a certified
+/// fixed-point `exp(−γ)`.
+///
+/// **Algorithm.** At construction, an enclosure `[lo, hi]` of `2⁶⁴·exp(−γ)` is computed
+/// with integer interval arithmetic (192 fractional bits, outward rounding; see
+/// [`DiscreteLaplace`](super::DiscreteLaplace)). A trial draws one word `u`, the first
+/// 64 bits of a uniform real `U`, and returns `U < exp(−γ)`: `true` when
+/// `u < ⌊lo⌋` (then `U < (u+1)/2⁶⁴ ≤ exp(−γ)`), `false` when `u ≥ ⌈hi⌉`. Otherwise —
+/// at most two values of `u`, probability `≤ 2⁻⁶³` — `U` is extended with further
+/// words and compared with enclosures refined to its length plus 64 bits until decided
+/// (`exp(−γ)` is irrational for `γ > 0`, so this ends with probability 1). The result is
+/// **exactly** Bernoulli(`exp(−γ)`), and every trial draws exactly one word except on
+/// that fallback event.
+///
+/// ```
+/// use dpmech::sampling::BernoulliExpNeg;
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let coin = BernoulliExpNeg::new(1, 3)?; // p = e^(−1/3)
+/// let heads = coin.sample(&mut ChaCha20Rng::seed_from_u64(9));
+/// # let _ = heads;
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BernoulliExpNeg {
+    threshold: Threshold,
+    /// `⌊2⁶⁴·lo⌋`: `u` below it decides `true`.
+    below: u64,
+    /// `⌈2⁶⁴·hi⌉ − 1`: `u` above it decides `false`.
+    above: u64,
+}
+
+impl BernoulliExpNeg {
+    /// Bernoulli(`exp(−num/den)`); [`Error::InvalidParameter`] when `den = 0`.
+    pub fn new(num: u128, den: u64) -> Result<Self, Error> {
+        check_ratio(den as u128)?;
+        let enclosure = exp_neg(num, den, 192);
+        let below = enclosure.lo.shr(128).to_u128_sat().min(u64::MAX as u128) as u64;
+        let ceil = enclosure.hi.shr_ceil(128).to_u128_sat();
+        Ok(Self {
+            threshold: Threshold {
+                step: num,
+                den,
+                size: None,
+            },
+            below,
+            above: ceil.saturating_sub(1).min(u64::MAX as u128) as u64,
+        })
+    }
+
+    /// One trial from a bit source (one whole word; buffered bits are left untouched).
+    #[inline]
+    pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> bool {
+        let u = bits.word();
+        if u < self.below {
+            true
+        } else if u > self.above {
+            false
+        } else {
+            self.resolve(u, bits)
+        }
+    }
+
+    #[cold]
+    fn resolve<R: CryptoRng + ?Sized>(&self, u: u64, bits: &mut BitSource<'_, R>) -> bool {
+        if self.threshold.step == 0 {
+            return true; // exp(0) = 1
+        }
+        self.threshold.exact_less(&mut LazyUniform::new(u, 64), 1, bits)
+    }
+
+    /// One trial.
+    pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> bool {
+        self.sample_bits(&mut BitSource::new(rng))
+    }
+
+    /// The words `u` the fast path leaves undecided, `below..=above` (empty when
+    /// `above < below`); at most two.
+    #[cfg(test)]
+    pub(crate) fn band(&self) -> (u64, u64) {
+        (self.below, self.above)
+    }
+}
+
+/// An exact Bernoulli trial with success probability `exp(−num/den)`: one word, see
+/// [`BernoulliExpNeg`]. This function computes the certified threshold on every call
+/// (tens of microseconds of big-integer arithmetic); for repeated trials at one γ build
+/// a [`BernoulliExpNeg`] once (nanoseconds per trial).
 ///
 /// ```
 /// use dpmech::sampling::bernoulli_exp_neg;
@@ -260,41 +295,98 @@ pub fn bernoulli_exp_neg<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u12
             reason: "the denominator of gamma must fit in 64 bits",
         });
     }
-    Ok(bernoulli_exp_neg_bits(&mut BitSource::new(rng), num, den))
+    Ok(BernoulliExpNeg::new(num, den as u64)?.sample(rng))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::certified::{Big, Interval};
+    use core::cmp::Ordering;
     use rand_chacha::ChaCha20Rng;
-    use rand_core::SeedableRng;
+    use rand_core::{Rng, SeedableRng};
 
-    /// The table form makes the same decision from the same bits as the multiplying
-    /// form, so with one seed the two produce identical sequences — including γ = 1,
-    /// γ with an exactly representable threshold (1/2), and tiny γ.
+    /// `U < exp(−num/den)` for `U` = the given words (most significant first) followed
+    /// by anything: decided against a 512-bit enclosure, independently of the lazy
+    /// path's precision schedule. `None` if even that cannot decide.
+    fn reference(words: &[u64], e: &Interval) -> Option<bool> {
+        let mut prefix = Big::zero();
+        for &w in words {
+            prefix = prefix.shl(64).add(&Big::from_u128(w as u128));
+        }
+        let len = 64 * words.len() as u64;
+        let p = 512;
+        let lo = prefix.shl(p - len);
+        let hi = prefix.add(&Big::from_u128(1)).shl(p - len);
+        if hi.cmp(&e.lo) != Ordering::Greater {
+            Some(true)
+        } else if lo.cmp(&e.hi) != Ordering::Less {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The certified one-word decision agrees with a 512-bit evaluation on 10⁶ random
+    /// words (over five values of γ).
     #[test]
-    fn fixed_table_trials_equal_the_general_trials_bit_for_bit() {
+    fn fast_path_agrees_with_high_precision_on_a_million_words() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0xBE27);
+        let mut decided = 0u64;
         for (num, den) in [
-            (1u64, 1u64),
-            (1, 2),
-            (7, 10),
-            (1, 3),
+            (1u128, 3u64),
+            (1, 1),
+            (7, 2),
             (1, 1 << 40),
-            ((1 << 40) - 1, 1 << 40),
+            ((1u128 << 70) + 1, u64::MAX),
         ] {
-            let table = FixedExpNeg::new(num, den);
-            let (mut a, mut b) = (
-                ChaCha20Rng::seed_from_u64(num ^ den),
-                ChaCha20Rng::seed_from_u64(num ^ den),
-            );
-            let (mut bits_a, mut bits_b) = (BitSource::new(&mut a), BitSource::new(&mut b));
-            for i in 0..20_000 {
-                assert_eq!(
-                    table.sample(&mut bits_a),
-                    bernoulli_exp_neg_u64(&mut bits_b, num, den),
-                    "γ = {num}/{den}, draw {i}"
-                );
+            let coin = BernoulliExpNeg::new(num, den).unwrap();
+            let e = exp_neg(num, den, 512);
+            for _ in 0..200_000 {
+                let u = rng.next_u64();
+                let (below, above) = coin.band();
+                if u < below || u > above {
+                    assert_eq!(Some(u < below), reference(&[u], &e), "γ = {num}/{den}, u = {u}");
+                    decided += 1;
+                }
             }
         }
+        assert!(decided >= 1_000_000 - 10, "{decided}");
+    }
+
+    /// Words planted in the undecided band take the exact path, and its answer agrees
+    /// with the 512-bit reference on the same extended uniform.
+    #[test]
+    fn planted_band_words_resolve_exactly() {
+        let mut planted = 0;
+        for (num, den) in [(1u128, 3u64), (1, 1), (7, 2), (1, 1 << 40), (5, 1), (100, 1)] {
+            let coin = BernoulliExpNeg::new(num, den).unwrap();
+            let (below, above) = coin.band();
+            let e = exp_neg(num, den, 512);
+            assert!(
+                above.wrapping_sub(below) <= 1 || above < below,
+                "γ = {num}/{den}: band too wide"
+            );
+            for u in below..=above {
+                for seed in 0..8u64 {
+                    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+                    let got = coin.resolve(u, &mut BitSource::new(&mut rng));
+                    let mut replay = ChaCha20Rng::seed_from_u64(seed);
+                    let words = [u, replay.next_u64(), replay.next_u64(), replay.next_u64()];
+                    assert_eq!(Some(got), reference(&words, &e), "γ = {num}/{den}, u = {u}");
+                    planted += 1;
+                }
+            }
+        }
+        assert!(planted >= 8, "{planted}");
+    }
+
+    #[test]
+    fn gamma_zero_is_certain_and_zero_den_is_refused() {
+        let coin = BernoulliExpNeg::new(0, 1).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        assert!((0..1000).all(|_| coin.sample(&mut rng)));
+        assert!(coin.resolve(u64::MAX, &mut BitSource::new(&mut rng)));
+        assert!(BernoulliExpNeg::new(1, 0).is_err());
     }
 }

@@ -11,21 +11,24 @@
 //! |---|---|---|---|
 //! | [`uniform_below`] | uniform on `{0..n−1}` | rejection on `⌈log₂ n⌉` bits | `< 2⌈log₂ n⌉` bits |
 //! | [`bernoulli_ratio`] | Bernoulli(`p/q`) | lazy bitwise comparison | 2 bits on average |
-//! | [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | CKS20 Algorithm 1 | `≤ e` ratio trials for γ ≤ 1 |
-//! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | blocked CKS20 Algorithm 2 | about one `u64` at τ ≈ 2⁴⁰ |
-//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | CKS20 Algorithm 2 | geometric + 1 bit |
+//! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
+//! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion | `1 + ⌈m/8⌉` words, fixed |
+//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion, CKS20 Alg. 2 sign | `1 + ⌈m/8⌉` words per trial, `< 2` trials |
 //! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3 | < 2.5 proposals |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
 //!
-//! **Timing.** These samplers loop a random number of times, and the number of loops is
-//! correlated with the sampled value: an adversary who can time a single release learns
-//! something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko 2022). Samplers
-//! with a value-independent number of draws are planned.
+//! **Timing.** [`DiscreteLaplace`] and [`Geometric`] draw a number of 64-bit words that
+//! is independent of their sample, except on a fallback event of probability `≤ 2⁻⁵⁰` (its docs state
+//! the guarantee and the proof). The other samplers still loop a random number of
+//! times correlated with the sampled value, so an adversary who can time a single
+//! release learns something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko
+//! 2022); draw-independent versions of them are planned.
 
 mod bernoulli;
 mod bits;
+mod certified;
 mod discrete_gaussian;
 mod discrete_laplace;
 mod geometric;
@@ -33,7 +36,7 @@ pub mod grid;
 mod uniform;
 
 pub(crate) use bernoulli::bernoulli_exp_neg_bits;
-pub use bernoulli::{bernoulli_exp_neg, bernoulli_ratio};
+pub use bernoulli::{BernoulliExpNeg, bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
 pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;

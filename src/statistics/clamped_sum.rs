@@ -27,7 +27,7 @@ use crate::{CryptoRng, Error, Laplace};
 /// # let _ = noisy;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClampedSum {
     bounds: Bounds,
     relation: Neighbouring,

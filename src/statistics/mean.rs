@@ -54,7 +54,7 @@ pub enum MeanMethod {
 /// assert!((140.0..=210.0).contains(&noisy));
 /// # Ok::<(), dpmech::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Mean {
     bounds: Bounds,
     method: MeanMethod,
@@ -62,7 +62,7 @@ pub struct Mean {
     kind: Kind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Kind {
     /// Algorithms 1 and 4: noisy sum over noisy count, at ε/2 each.
     Ratio { sum: Laplace, count: Geometric },
@@ -104,13 +104,13 @@ impl Mean {
         let bounds = &self.bounds;
         let (lower, upper) = (bounds.lower(), bounds.upper());
         let midpoint = bounds.midpoint();
-        let estimate = match self.kind {
+        let estimate = match &self.kind {
             Kind::PublicCount { sum, psi_exponent } => {
                 let grid = sum.grid();
                 if values.is_empty() {
                     let first = grid.to_units(lower.max(-grid.clamp_bound()));
                     let last = grid.to_units(upper.min(grid.clamp_bound()));
-                    psi(&grid, (first, last), psi_exponent, rng)
+                    psi(&grid, (first, last), *psi_exponent, rng)
                 } else {
                     sum.release_units(exact_sum(values, bounds, &grid), rng) / values.len() as f64
                 }

@@ -37,8 +37,10 @@
 //! The numeric variants here release a value with **fresh, independent** noise. The
 //! tests of this crate run the broken variants as negative controls.
 //!
-//! **Timing.** The samplers' running time depends on the noise (see
-//! [`crate::sampling`]); the number of noise draws per query is data-independent.
+//! **Timing.** The number of noise draws per query is data-independent, and each
+//! discrete Laplace draw consumes a number of random words independent of its value
+//! (except on a fallback event of probability `≤ 2⁻⁵⁰`, see
+//! [`crate::sampling::DiscreteLaplace`]).
 //!
 //! **Accuracy.** [`above_threshold_alpha`], [`sparse_alpha`] and
 //! [`numeric_sparse_alpha`] give the α of the (α, β)-accuracy theorems 5.1.4, 5.1.6
@@ -98,7 +100,7 @@ const MAX_UNITS_BITS: i32 = 60;
 
 /// The exact comparison machinery shared by the sparse-vector types: the grid, the
 /// threshold noise and the query noise, both in integer units of the grid.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct Comparator {
     grid: Grid,
     threshold_noise: DiscreteLaplace,

@@ -1,0 +1,682 @@
+//! Certified arithmetic for the draw-independent samplers: arbitrary-precision
+//! fixed-point intervals that provably contain `exp(−p/q)`, a lazily extended uniform
+//! real, and cumulative-distribution tables (CDT) whose 64-bit entries are certified
+//! lower/upper bounds of exact thresholds.
+//!
+//! Nothing here uses floating point. Every bound is computed with integer arithmetic
+//! whose rounding direction is explicit (`floor` for lower bounds, `ceil` for upper
+//! bounds), so `lo ≤ 2ᴾ·x ≤ hi` holds for the exact real `x` by construction.
+
+use super::BitSource;
+use core::cmp::Ordering;
+use rand_core::CryptoRng;
+
+/// An unsigned integer of any size: little-endian 64-bit limbs, no high zero limbs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Big(Vec<u64>);
+
+impl Big {
+    pub(crate) fn zero() -> Self {
+        Big(Vec::new())
+    }
+
+    pub(crate) fn from_u128(x: u128) -> Self {
+        Big(vec![x as u64, (x >> 64) as u64]).normalized()
+    }
+
+    /// `2ⁿ`.
+    pub(crate) fn pow2(n: u64) -> Self {
+        Big::from_u128(1).shl(n)
+    }
+
+    fn normalized(mut self) -> Self {
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+        self
+    }
+
+    pub(crate) fn is_zero(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn limb(&self, i: usize) -> u64 {
+        self.0.get(i).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn cmp(&self, other: &Self) -> Ordering {
+        match self.0.len().cmp(&other.0.len()) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+        for i in (0..self.0.len()).rev() {
+            match self.0[i].cmp(&other.0[i]) {
+                Ordering::Equal => {}
+                unequal => return unequal,
+            }
+        }
+        Ordering::Equal
+    }
+
+    pub(crate) fn add(&self, other: &Self) -> Self {
+        let n = self.0.len().max(other.0.len());
+        let mut out = Vec::with_capacity(n + 1);
+        let mut carry = 0u128;
+        for i in 0..n {
+            let s = self.limb(i) as u128 + other.limb(i) as u128 + carry;
+            out.push(s as u64);
+            carry = s >> 64;
+        }
+        out.push(carry as u64);
+        Big(out).normalized()
+    }
+
+    /// `self − other`, saturating at 0.
+    pub(crate) fn sub_sat(&self, other: &Self) -> Self {
+        if self.cmp(other) != Ordering::Greater {
+            return Big::zero();
+        }
+        let mut out = Vec::with_capacity(self.0.len());
+        let mut borrow = 0u64;
+        for i in 0..self.0.len() {
+            let (d1, b1) = self.0[i].overflowing_sub(other.limb(i));
+            let (d2, b2) = d1.overflowing_sub(borrow);
+            out.push(d2);
+            borrow = u64::from(b1 || b2);
+        }
+        Big(out).normalized()
+    }
+
+    pub(crate) fn mul(&self, other: &Self) -> Self {
+        if self.is_zero() || other.is_zero() {
+            return Big::zero();
+        }
+        let mut out = vec![0u64; self.0.len() + other.0.len()];
+        for (i, &a) in self.0.iter().enumerate() {
+            let mut carry = 0u128;
+            for (j, &b) in other.0.iter().enumerate() {
+                let cur = out[i + j] as u128 + a as u128 * b as u128 + carry;
+                out[i + j] = cur as u64;
+                carry = cur >> 64;
+            }
+            out[i + other.0.len()] = carry as u64;
+        }
+        Big(out).normalized()
+    }
+
+    pub(crate) fn shl(&self, n: u64) -> Self {
+        if self.is_zero() {
+            return Big::zero();
+        }
+        let (limbs, bits) = ((n / 64) as usize, (n % 64) as u32);
+        let mut out = vec![0u64; limbs];
+        let mut carry = 0u64;
+        for &l in &self.0 {
+            if bits == 0 {
+                out.push(l);
+            } else {
+                out.push((l << bits) | carry);
+                carry = l >> (64 - bits);
+            }
+        }
+        out.push(carry);
+        Big(out).normalized()
+    }
+
+    /// `⌊self / 2ⁿ⌋`.
+    pub(crate) fn shr(&self, n: u64) -> Self {
+        let (limbs, bits) = ((n / 64) as usize, (n % 64) as u32);
+        if limbs >= self.0.len() {
+            return Big::zero();
+        }
+        let src = &self.0[limbs..];
+        let mut out = Vec::with_capacity(src.len());
+        for i in 0..src.len() {
+            let low = src[i] >> bits;
+            let high = if bits == 0 {
+                0
+            } else {
+                src.get(i + 1).copied().unwrap_or(0) << (64 - bits)
+            };
+            out.push(low | high);
+        }
+        Big(out).normalized()
+    }
+
+    /// Whether any of the low `n` bits is set.
+    fn low_bits_nonzero(&self, n: u64) -> bool {
+        let (limbs, bits) = ((n / 64) as usize, n % 64);
+        self.0.iter().take(limbs).any(|&l| l != 0)
+            || (bits > 0 && self.limb(limbs) & ((1u64 << bits) - 1) != 0)
+    }
+
+    /// `⌈self / 2ⁿ⌉`.
+    pub(crate) fn shr_ceil(&self, n: u64) -> Self {
+        let q = self.shr(n);
+        if self.low_bits_nonzero(n) {
+            q.add(&Big::from_u128(1))
+        } else {
+            q
+        }
+    }
+
+    /// `(⌊self / d⌋, remainder ≠ 0)` for `d ≥ 1`.
+    pub(crate) fn div_small(&self, d: u64) -> (Self, bool) {
+        let mut out = vec![0u64; self.0.len()];
+        let mut rem = 0u128;
+        for i in (0..self.0.len()).rev() {
+            let cur = (rem << 64) | self.0[i] as u128;
+            out[i] = (cur / d as u128) as u64;
+            rem = cur % d as u128;
+        }
+        (Big(out).normalized(), rem != 0)
+    }
+
+    pub(crate) fn div_small_floor(&self, d: u64) -> Self {
+        self.div_small(d).0
+    }
+
+    pub(crate) fn div_small_ceil(&self, d: u64) -> Self {
+        let (q, inexact) = self.div_small(d);
+        if inexact { q.add(&Big::from_u128(1)) } else { q }
+    }
+
+    /// `⌊self / d⌋` for `d ≥ 1` (binary long division; construction only).
+    pub(crate) fn div_floor(&self, d: &Self) -> Self {
+        debug_assert!(!d.is_zero());
+        let nbits = self.bit_len();
+        let mut quotient = vec![0u64; self.0.len().max(1)];
+        let mut rem = Big::zero();
+        for i in (0..nbits).rev() {
+            rem = rem.shl(1);
+            if (self.limb((i / 64) as usize) >> (i % 64)) & 1 == 1 {
+                rem = rem.add(&Big::from_u128(1));
+            }
+            if rem.cmp(d) != Ordering::Less {
+                rem = rem.sub_sat(d);
+                quotient[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        Big(quotient).normalized()
+    }
+
+    /// `⌈self / d⌉`.
+    pub(crate) fn div_ceil(&self, d: &Self) -> Self {
+        let q = self.div_floor(d);
+        if q.mul(d).cmp(self) == Ordering::Less {
+            q.add(&Big::from_u128(1))
+        } else {
+            q
+        }
+    }
+
+    fn bit_len(&self) -> u64 {
+        match self.0.last() {
+            None => 0,
+            Some(&top) => 64 * (self.0.len() as u64 - 1) + (64 - top.leading_zeros() as u64),
+        }
+    }
+
+    /// The value as a `u128`, saturating.
+    pub(crate) fn to_u128_sat(&self) -> u128 {
+        if self.0.len() > 2 {
+            u128::MAX
+        } else {
+            self.limb(0) as u128 | (self.limb(1) as u128) << 64
+        }
+    }
+}
+
+/// `⌊a·b / 2ᴾ⌋`.
+fn mul_down(a: &Big, b: &Big, p: u64) -> Big {
+    a.mul(b).shr(p)
+}
+
+/// `⌈a·b / 2ᴾ⌉`.
+fn mul_up(a: &Big, b: &Big, p: u64) -> Big {
+    a.mul(b).shr_ceil(p)
+}
+
+/// A certified interval `[lo, hi]` of fixed-point numbers with `P` fractional bits:
+/// the exact real `x` satisfies `lo ≤ 2ᴾ·x ≤ hi`.
+#[derive(Clone, Debug)]
+pub(crate) struct Interval {
+    pub(crate) lo: Big,
+    pub(crate) hi: Big,
+}
+
+impl Interval {
+    fn exact(x: Big) -> Self {
+        Self { lo: x.clone(), hi: x }
+    }
+
+    /// The product, outward rounded.
+    pub(crate) fn mul(&self, other: &Self, p: u64) -> Self {
+        Self {
+            lo: mul_down(&self.lo, &other.lo, p),
+            hi: mul_up(&self.hi, &other.hi, p),
+        }
+    }
+}
+
+/// `exp(−f)` for `f ∈ [0, 1]` given as `[f_lo, f_hi]` with `p` fractional bits, by the
+/// alternating Taylor series: the terms `fⁱ/i!` do not increase (`f ≤ 1`), so
+/// (Leibniz) every partial sum ending on an odd term is a lower bound and every partial
+/// sum ending on an even term an upper bound. Terms are computed downward (from
+/// `f_lo`, floors) for the sums they lower-bound and upward (from `f_hi`, ceilings) for
+/// the ones they upper-bound.
+fn exp_neg_unit(f: &Interval, p: u64) -> Interval {
+    let one = Big::pow2(p);
+    let (mut t_lo, mut t_hi) = (one.clone(), one.clone());
+    // even terms (added) and odd terms (subtracted), each summed low and high.
+    let (mut even_lo, mut even_hi) = (one.clone(), one.clone());
+    let (mut odd_lo, mut odd_hi) = (Big::zero(), Big::zero());
+    let mut lower = Big::zero();
+    let mut i: u64 = 1;
+    loop {
+        t_lo = mul_down(&t_lo, &f.lo, p).div_small_floor(i);
+        t_hi = mul_up(&t_hi, &f.hi, p).div_small_ceil(i);
+        if i % 2 == 1 {
+            odd_lo = odd_lo.add(&t_lo);
+            odd_hi = odd_hi.add(&t_hi);
+            // S_i (i odd) ≤ exp(−f): smallest even parts, largest odd parts.
+            lower = even_lo.sub_sat(&odd_hi);
+        } else {
+            even_lo = even_lo.add(&t_lo);
+            even_hi = even_hi.add(&t_hi);
+            if t_hi.cmp(&Big::from_u128(1)) != Ordering::Greater {
+                // S_i (i even) ≥ exp(−f).
+                let upper = even_hi.sub_sat(&odd_lo).min_big(&one);
+                return Interval { lo: lower, hi: upper };
+            }
+        }
+        i += 1;
+    }
+}
+
+impl Big {
+    fn min_big(self, other: &Self) -> Self {
+        if self.cmp(other) == Ordering::Greater {
+            other.clone()
+        } else {
+            self
+        }
+    }
+}
+
+/// A certified enclosure of `exp(−num/den)` with `p` fractional bits, for any
+/// `num ≥ 0` and `den ≥ 1`: `exp(−w)·exp(−f)` with `w = ⌊num/den⌋` (binary powering of
+/// an enclosure of `e⁻¹`) and `f = (num mod den)/den` (Taylor). Computed with 64 guard
+/// bits, then rounded outward to `p` bits. Returns `lo ≤ 2ᵖ·exp(−num/den) ≤ hi`.
+pub(crate) fn exp_neg(num: u128, den: u64, p: u64) -> Interval {
+    let out_one = Big::pow2(p);
+    if num == 0 {
+        return Interval::exact(out_one);
+    }
+    let w = num / den as u128;
+    let r = num % den as u128;
+    if w >= 2 * p as u128 {
+        // exp(−w) ≤ exp(−2p) < 2^(−p): the value lies in [0, 1 ulp].
+        return Interval {
+            lo: Big::zero(),
+            hi: Big::from_u128(1),
+        };
+    }
+    let wp = p + 64;
+    let one = Big::pow2(wp);
+    let frac = if r == 0 {
+        Interval::exact(one.clone())
+    } else {
+        let scaled = Big::from_u128(r).shl(wp);
+        let f = Interval {
+            lo: scaled.div_small_floor(den),
+            hi: scaled.div_small_ceil(den),
+        };
+        exp_neg_unit(&f, wp)
+    };
+    let mut result = frac;
+    if w > 0 {
+        let mut base = exp_neg_unit(&Interval::exact(one.clone()), wp);
+        let mut w = w;
+        loop {
+            if w & 1 == 1 {
+                result = result.mul(&base, wp);
+            }
+            w >>= 1;
+            if w == 0 {
+                break;
+            }
+            base = base.mul(&base, wp);
+        }
+    }
+    Interval {
+        lo: result.lo.shr(64),
+        hi: result.hi.shr_ceil(64).min_big(&out_one),
+    }
+}
+
+/// A uniform real `U ∈ [0, 1)` of which the first `len` bits are known (`U ∈
+/// [x/2^len, (x+1)/2^len)`); further bits are drawn one 64-bit word at a time, only when
+/// a comparison cannot be decided otherwise.
+pub(crate) struct LazyUniform {
+    prefix: Big,
+    len: u64,
+}
+
+impl LazyUniform {
+    /// The uniform whose first `len ≤ 64` bits are the low `len` bits of `known`.
+    pub(crate) fn new(known: u64, len: u64) -> Self {
+        Self {
+            prefix: Big::from_u128(known as u128),
+            len,
+        }
+    }
+
+    fn extend<R: CryptoRng + ?Sized>(&mut self, bits: &mut BitSource<'_, R>) {
+        self.prefix = self.prefix.shl(64).add(&Big::from_u128(bits.word() as u128));
+        self.len += 64;
+    }
+}
+
+/// The threshold of a [`Cdt`] entry: `C_c = (aᶜ − A)/(1 − A)` with `a = exp(−γ)`,
+/// `γ = step/den`, and `A = a^K` (`A = 0` when `K` is `None`, i.e. `C_c = aᶜ`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Threshold {
+    /// `γ·den` (the numerator of γ).
+    pub(crate) step: u128,
+    /// The denominator of γ.
+    pub(crate) den: u64,
+    /// `K`, for a truncated table.
+    pub(crate) size: Option<u64>,
+}
+
+impl Threshold {
+    /// Decides `U < C_c` exactly, drawing further words of `U` until the certified
+    /// enclosures at precision `len + 64` separate. Terminates with probability 1: the
+    /// thresholds are irrational (`exp` of a non-zero rational is transcendental), so
+    /// `U ≠ C_c` almost surely, and the enclosures shrink to width `O(2^(−len))`.
+    pub(crate) fn exact_less<R: CryptoRng + ?Sized>(
+        &self,
+        u: &mut LazyUniform,
+        c: u64,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        loop {
+            let p = u.len + 64;
+            let one = Big::pow2(p);
+            let power = exp_neg(self.step.saturating_mul(c as u128), self.den, p);
+            let total = match self.size {
+                Some(k) => exp_neg(self.step.saturating_mul(k as u128), self.den, p),
+                None => Interval::exact(Big::zero()),
+            };
+            let u_lo = u.prefix.shl(p - u.len);
+            let u_hi = u.prefix.add(&Big::from_u128(1)).shl(p - u.len);
+            // U < C_c ⇔ U + A·(1 − U) < aᶜ; the left side increases in U and in A.
+            let lhs_lo = u_lo.add(&mul_down(&total.lo, &one.sub_sat(&u_hi), p));
+            let lhs_hi = u_hi.add(&mul_up(&total.hi, &one.sub_sat(&u_lo), p));
+            if lhs_hi.cmp(&power.lo) != Ordering::Greater {
+                return true;
+            }
+            if lhs_lo.cmp(&power.hi) != Ordering::Less {
+                return false;
+            }
+            u.extend(bits);
+        }
+    }
+
+    /// A certified enclosure of `C_c` at precision `p` (construction of the tables).
+    fn enclose(&self, power: &Interval, total: &Interval, inverse: &Interval) -> Interval {
+        // (aᶜ − A)·(1/(1 − A)), each factor outward rounded.
+        let numerator = Interval {
+            lo: power.lo.sub_sat(&total.hi),
+            hi: power.hi.sub_sat(&total.lo),
+        };
+        numerator.mul(inverse, CONSTRUCTION_BITS)
+    }
+}
+
+/// Precision of the construction-time enclosures (fractional bits).
+const CONSTRUCTION_BITS: u64 = 192;
+
+/// A table for `X = #{c ≥ 1 : U < C_c}` (thresholds decreasing in `c`), so that
+/// `Pr[X ≥ c] = Pr[U < C_c] = C_c`. Each entry keeps two certified 64-bit bounds at the
+/// resolution `2^(−width)` of the first word of `U`:
+///
+/// * `lo[c] = ⌊2^width · (lower bound of C_c)⌋`: a first word `u < lo[c]` proves
+///   `U < (u+1)/2^width ≤ C_c`;
+/// * `hi[c] = ⌈2^width · (upper bound of C_c)⌉ − 1`: a first word `u > hi[c]` proves
+///   `U ≥ u/2^width ≥ C_c`.
+///
+/// Only `lo[c] ≤ u ≤ hi[c]` is undecided: at most two values of `u` per entry (the
+/// enclosures are narrower than `2^(−width)`), checked at construction.
+#[derive(Clone, Debug)]
+pub(crate) struct Cdt {
+    threshold: Threshold,
+    width: u32,
+    pub(crate) lo: Vec<u64>,
+    pub(crate) hi: Vec<u64>,
+}
+
+impl Cdt {
+    /// The table of `C_c = (aᶜ − A)/(1 − A)`, `c = 1 … K−1` when `size = Some(K)`, or
+    /// of `C_c = aᶜ` for `c = 1, 2, …` while `C_c` may exceed `2^(−width)` otherwise.
+    pub(crate) fn new(threshold: Threshold, width: u32) -> Self {
+        let p = CONSTRUCTION_BITS;
+        let one = Big::pow2(p);
+        let a = exp_neg(threshold.step, threshold.den, p);
+        let total = match threshold.size {
+            Some(k) => exp_neg(threshold.step.saturating_mul(k as u128), threshold.den, p),
+            None => Interval::exact(Big::zero()),
+        };
+        // 1/(1 − A) at precision p: [2^2p/(1 − A_lo)⁺ ... ] outward.
+        let inverse = {
+            let den_hi = one.sub_sat(&total.lo);
+            let den_lo = one.sub_sat(&total.hi);
+            let square = Big::pow2(2 * p);
+            Interval {
+                lo: square.div_floor(&den_hi),
+                hi: square.div_ceil(&den_lo),
+            }
+        };
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        let mut power = a.clone();
+        let mut c: u64 = 1;
+        loop {
+            if threshold.size.is_some_and(|k| c >= k) {
+                break;
+            }
+            let enclosure = threshold.enclose(&power, &total, &inverse);
+            let shift = p - width as u64;
+            let l = enclosure.lo.shr(shift).to_u128_sat().min(u64::MAX as u128) as u64;
+            let h_ceil = enclosure.hi.shr_ceil(shift).to_u128_sat();
+            let h = h_ceil.saturating_sub(1).min(u64::MAX as u128) as u64;
+            lo.push(l);
+            hi.push(h);
+            if threshold.size.is_none() && h_ceil <= 1 {
+                // C_c ≤ 2^(−width): every first word u ≥ 1 is above this and all later
+                // thresholds; u = 0 is left to the exact path.
+                break;
+            }
+            power = power.mul(&a, p);
+            c += 1;
+        }
+        // Keep the certificates monotone (lowering a lower bound or raising an upper
+        // bound keeps it valid), so that counts are partition points.
+        for i in 1..lo.len() {
+            lo[i] = lo[i].min(lo[i - 1]);
+        }
+        for i in (0..hi.len().saturating_sub(1)).rev() {
+            hi[i] = hi[i].max(hi[i + 1]);
+        }
+        Self {
+            threshold,
+            width,
+            lo,
+            hi,
+        }
+    }
+
+    /// Number of entries.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lo.len()
+    }
+
+    /// The largest number of first words `u` left undecided by any single entry
+    /// (`hi[c] − lo[c] + 1`); 2 or less by construction.
+    #[cfg(test)]
+    pub(crate) fn max_undecided_per_entry(&self) -> u64 {
+        self.lo
+            .iter()
+            .zip(&self.hi)
+            .map(|(&l, &h)| (h as u128 + 1).saturating_sub(l as u128) as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `Ok(X)` when the first word `u` (of `width` bits) decides every comparison;
+    /// otherwise `Err(certain)`, the count of thresholds certainly above `U`, from which
+    /// the exact path continues.
+    #[inline]
+    pub(crate) fn fast(&self, u: u64) -> Result<u64, u64> {
+        // `certain` = #{c : u < lo[c]}. Since lo[c] ≤ hi[c] + 1, every such c also has
+        // u ≤ hi[c], so #{c : u ≤ hi[c]} ≥ certain, with equality iff the next entry
+        // (if any) has u > hi[next]: one binary search and one comparison.
+        let certain = self.lo.partition_point(|&l| u < l);
+        let decided = match self.hi.get(certain) {
+            Some(&h) => u > h,
+            // Past the last entry: bounded tables are complete; the open tail is not.
+            None => self.threshold.size.is_some(),
+        };
+        if decided {
+            Ok(certain as u64)
+        } else {
+            Err(certain as u64)
+        }
+    }
+
+    /// `X` exactly: the certified count, then exact comparisons of the lazily extended
+    /// uniform from the first undecided entry on.
+    #[inline]
+    pub(crate) fn sample<R: CryptoRng + ?Sized>(&self, u: u64, bits: &mut BitSource<'_, R>) -> u64 {
+        match self.fast(u) {
+            Ok(x) => x,
+            Err(certain) => self.resolve(u, certain, bits),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn resolve<R: CryptoRng + ?Sized>(
+        &self,
+        u: u64,
+        certain: u64,
+        bits: &mut BitSource<'_, R>,
+    ) -> u64 {
+        let mut lazy = LazyUniform::new(u, self.width as u64);
+        let mut x = certain;
+        loop {
+            if self.threshold.size.is_some_and(|k| x + 1 >= k) {
+                return x;
+            }
+            if !self.threshold.exact_less(&mut lazy, x + 1, bits) {
+                return x;
+            }
+            x += 1;
+        }
+    }
+
+    /// `U < C_c` decided by the exact path alone, for `U` with first word `u` (the
+    /// arbitrary-precision reference of the tests).
+    #[cfg(test)]
+    pub(crate) fn exact_less_at<R: CryptoRng + ?Sized>(
+        &self,
+        u: u64,
+        c: u64,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        let mut lazy = LazyUniform::new(u, self.width as u64);
+        self.threshold.exact_less(&mut lazy, c, bits)
+    }
+
+    /// The number of thresholds, `K − 1` for a truncated table.
+    #[cfg(test)]
+    pub(crate) fn bound(&self) -> Option<u64> {
+        self.threshold.size.map(|k| k - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_arithmetic_matches_u128() {
+        let values = [0u128, 1, 7, u64::MAX as u128, (1 << 100) + 12345, u128::MAX >> 3];
+        for &a in &values {
+            for &b in &values {
+                let (x, y) = (Big::from_u128(a), Big::from_u128(b));
+                assert_eq!(x.cmp(&y), a.cmp(&b));
+                if let Some(s) = a.checked_add(b) {
+                    assert_eq!(x.add(&y).to_u128_sat(), s);
+                }
+                assert_eq!(x.sub_sat(&y).to_u128_sat(), a.saturating_sub(b));
+                if let Some(m) = a.checked_mul(b) {
+                    assert_eq!(x.mul(&y), Big::from_u128(m));
+                }
+                if let Some(q) = a.checked_div(b) {
+                    assert_eq!(x.div_floor(&y).to_u128_sat(), q);
+                    assert_eq!(x.div_ceil(&y).to_u128_sat(), a.div_ceil(b));
+                }
+            }
+            for s in [0u64, 1, 63, 64, 65, 100] {
+                assert_eq!(Big::from_u128(a).shl(s).shr(s).to_u128_sat(), a);
+                if s < 128 {
+                    assert_eq!(Big::from_u128(a).shr(s).to_u128_sat(), a >> s);
+                    assert_eq!(Big::from_u128(a).shr_ceil(s).to_u128_sat(), a.div_ceil(1 << s));
+                }
+            }
+            for d in [1u64, 3, 1 << 40, u64::MAX] {
+                assert_eq!(Big::from_u128(a).div_small_floor(d).to_u128_sat(), a / d as u128);
+                assert_eq!(
+                    Big::from_u128(a).div_small_ceil(d).to_u128_sat(),
+                    a.div_ceil(d as u128)
+                );
+            }
+        }
+    }
+
+    /// The enclosures contain `exp(−x)` (checked against `f64`, which is accurate to
+    /// ~1e-16 relative) and are narrow.
+    #[test]
+    fn exp_neg_encloses_the_value() {
+        for (num, den) in [
+            (1u128, 1u64),
+            (1, 3),
+            (2, 3),
+            (5, 2),
+            (100, 7),
+            (1, 1 << 40),
+            (37, 1),
+        ] {
+            let p = 100;
+            let e = exp_neg(num, den, p);
+            let scale = 2f64.powi(p as i32);
+            let lo = e.lo.to_u128_sat() as f64 / scale;
+            let hi = e.hi.to_u128_sat() as f64 / scale;
+            let exact = (-(num as f64) / den as f64).exp();
+            assert!(
+                lo <= exact * (1.0 + 1e-15) && hi >= exact * (1.0 - 1e-15),
+                "{num}/{den}"
+            );
+            assert!(e.hi.sub_sat(&e.lo).to_u128_sat() <= 4, "{num}/{den}: too wide");
+        }
+        // The first 60 bits of e⁻¹ at precision 200, exactly.
+        let e = exp_neg(1, 1, 200);
+        let top_lo = e.lo.shr(140).to_u128_sat();
+        let top_hi = e.hi.shr(140).to_u128_sat();
+        // ⌊2^60 · e⁻¹⌋ = 424136118829305329 (computed independently with `bc -l`:
+        // `scale=80; e(-1)*2^60` = 424136118829305329.67…).
+        assert_eq!(top_lo, 424_136_118_829_305_329);
+        assert_eq!(top_hi, 424_136_118_829_305_329);
+    }
+}

@@ -1,0 +1,278 @@
+//! Draw independence (design §3.5): the number of random words a release draws must
+//! reveal nothing about its noise.
+//!
+//! * `dpmech::audit` of the joint (output, words drawn) on neighbouring inputs must PASS
+//!   at the claimed ε for the mechanisms built on the discrete Laplace sampler, while
+//!   the previous looping sampler (CKS20 Algorithm 2 by Bernoulli trials, kept here as
+//!   the negative control) FAILS the same audit.
+//! * A chi-square test of independence between the word count and classes of `|noise|`
+//!   over `N = 10⁶` samples, significance `ALPHA = 1e-3`, critical value the `1 − α`
+//!   quantile of χ²((rows − 1)(columns − 1)) (statrs): the new sampler passes, the
+//!   looping one fails.
+
+mod common;
+
+use common::{ALPHA, Counting};
+use dpmech::audit::{Auditor, Verdict};
+use dpmech::sampling::{
+    DiscreteLaplace, Geometric as OneSidedGeometric, Rational, bernoulli_ratio, uniform_below,
+};
+use dpmech::{CryptoRng, Geometric, Laplace};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// The previous kind of sampler, kept here as the negative control: the blocked CKS20
+/// Algorithm 2 for an integer scale `τ` (`M` = the largest power of two `≤ τ/2`;
+/// `Q` = successes of Bernoulli(`e^(−M/τ)`) before a failure; `R` uniform below `M`
+/// accepted with Bernoulli(`e^(−R/τ)`)), then `±G` rejecting (negative, 0). Exact, but
+/// its loops, hence its draws, follow the noise.
+/// CKS20 Algorithm 1 for `γ = num/den ≤ 1`: `A_k ~ Bernoulli(γ/k)` until the first
+/// failure, accept when that `k` is odd.
+fn looping_bernoulli_exp_neg<R: CryptoRng + ?Sized>(num: u64, den: u64, rng: &mut R) -> bool {
+    let mut k = 1u128;
+    while bernoulli_ratio(rng, num as u128, den as u128 * k).unwrap() {
+        k += 1;
+    }
+    k % 2 == 1
+}
+
+fn looping_discrete_laplace<R: CryptoRng + ?Sized>(tau: u64, rng: &mut R) -> i64 {
+    let block = if tau >= 2 {
+        1u64 << (63 - (tau / 2).leading_zeros())
+    } else {
+        1
+    };
+    loop {
+        let mut q = 0u64;
+        while looping_bernoulli_exp_neg(block, tau, rng) {
+            q += 1;
+        }
+        let r = loop {
+            let r = uniform_below(rng, block).unwrap();
+            if looping_bernoulli_exp_neg(r, tau, rng) {
+                break r;
+            }
+        };
+        let g = (q * block + r) as i64;
+        let negative = uniform_below(rng, 2).unwrap() == 1;
+        if !(negative && g == 0) {
+            return if negative { -g } else { g };
+        }
+    }
+}
+
+#[test]
+fn value_and_draws_audits_pass_for_geometric_and_laplace() {
+    let geometric = Geometric::new(1, 1.0).unwrap();
+    let audit = Auditor::new(geometric.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(41);
+    let report = audit
+        .audit_with_draw_count(|r| geometric.release(0, r), |r| geometric.release(1, r))
+        .unwrap();
+    println!("Geometric(Δ = 1, ε = 1), (value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    let laplace = Laplace::new(1.0, 1.0).unwrap();
+    let report = audit
+        .audit_with_draw_count(
+            |r| laplace.release(0.0, r).unwrap().round() as i64,
+            |r| laplace.release(1.0, r).unwrap().round() as i64,
+        )
+        .unwrap();
+    println!("Laplace(Δ = 1, ε = 1), (round(value), words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    // Negative control: the looping sampler at the same scale fails the same audit.
+    let report = audit
+        .audit_with_draw_count(
+            |r| looping_discrete_laplace(1, r),
+            |r| 1 + looping_discrete_laplace(1, r),
+        )
+        .unwrap();
+    println!("looping sampler, (value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Fail, "{report}");
+}
+
+/// Pearson's chi-square test of independence on a contingency table (rows and columns
+/// with an expected count below 5 are merged into their neighbour first).
+fn independence(table: &[Vec<u64>]) -> (f64, f64) {
+    let n: u64 = table.iter().flatten().sum();
+    let rows: Vec<u64> = table.iter().map(|r| r.iter().sum()).collect();
+    let cols: Vec<u64> = (0..table[0].len())
+        .map(|j| table.iter().map(|r| r[j]).sum())
+        .collect();
+    let mut statistic = 0.0;
+    for (i, row) in table.iter().enumerate() {
+        for (j, &observed) in row.iter().enumerate() {
+            let expected = rows[i] as f64 * cols[j] as f64 / n as f64;
+            assert!(expected >= 5.0, "cell ({i}, {j}) expects {expected}");
+            statistic += (observed as f64 - expected).powi(2) / expected;
+        }
+    }
+    let df = ((rows.len() - 1) * (cols.len() - 1)) as f64;
+    let critical = ChiSquared::new(df).unwrap().inverse_cdf(1.0 - ALPHA);
+    (statistic, critical)
+}
+
+/// Rows: word counts (the `n_classes − 1` smallest values seen, then "more");
+/// columns: `|z| = 0, 1, 2, 3…5, ≥ 6` in units of `⌈τ/4⌉`.
+fn contingency(samples: &[(u64, i64)], tau: u64, n_classes: usize) -> Vec<Vec<u64>> {
+    let mut words: Vec<u64> = samples.iter().map(|s| s.0).collect();
+    words.sort_unstable();
+    words.dedup();
+    let cut: Vec<u64> = words.into_iter().take(n_classes - 1).collect();
+    let unit = tau.div_ceil(4).max(1);
+    let mut table = vec![vec![0u64; 5]; cut.len() + 1];
+    for &(w, z) in samples {
+        let row = cut.iter().position(|&c| c == w).unwrap_or(cut.len());
+        let col = match z.unsigned_abs() / unit {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3..=5 => 3,
+            _ => 4,
+        };
+        table[row][col] += 1;
+    }
+    table.retain(|r| r.iter().sum::<u64>() >= 200);
+    table
+}
+
+const N: usize = 1_000_000;
+
+#[test]
+fn word_count_is_independent_of_the_noise_magnitude() {
+    for (i, tau) in [1u64, 10, 1_000_000].into_iter().enumerate() {
+        let scale = Rational::new(tau, 1).unwrap();
+        let new = DiscreteLaplace::new(scale);
+        let one_sided = OneSidedGeometric::new(scale);
+        let mut rng = Counting {
+            inner: ChaCha20Rng::seed_from_u64(500 + i as u64),
+            words: 0,
+        };
+        let mut draw = |f: &dyn Fn(&mut Counting<ChaCha20Rng>) -> i64| -> Vec<(u64, i64)> {
+            (0..N)
+                .map(|_| {
+                    let before = rng.words;
+                    let z = f(&mut rng);
+                    (rng.words - before, z)
+                })
+                .collect()
+        };
+        let new_samples = draw(&|r| new.sample(r));
+        let words = |s: &[(u64, i64)]| {
+            let mean = s.iter().map(|x| x.0 as f64).sum::<f64>() / s.len() as f64;
+            (mean, s.iter().map(|x| x.0).max().unwrap_or(0))
+        };
+        let old_samples = draw(&|r| looping_discrete_laplace(tau, r));
+        let one_sided_samples = draw(&|r| one_sided.sample(r) as i64);
+        println!(
+            "τ = {tau}: words per sample over {N} samples (mean, max): discrete Laplace {:?}, \
+             one-sided geometric {:?}, looping discrete Laplace {:?}",
+            words(&new_samples),
+            words(&one_sided_samples),
+            words(&old_samples)
+        );
+        let table = contingency(&new_samples, tau, 4);
+        if table.len() >= 2 {
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: new sampler χ² = {s:.1} (critical {c:.1})");
+            assert!(s <= c, "τ = {tau}: word count depends on |noise|: {s} > {c}");
+        } else {
+            // A rejection has probability (1 − α)/2 ≈ 1/(2τ): the count is constant
+            // but for a handful of samples.
+            let first = new_samples[0].0;
+            let other = new_samples.iter().filter(|s| s.0 != first).count();
+            println!("τ = {tau}: new sampler drew {first} words in all but {other} samples");
+            assert!(other < 200, "τ = {tau}: {other}");
+        }
+        // Outside the fallback event the count is a multiple of the words per trial.
+        assert!(
+            new_samples
+                .iter()
+                .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
+        );
+        // The one-sided geometric draws a constant number of words.
+        let fixed = one_sided.words_per_sample() as u64;
+        assert!(one_sided_samples.iter().all(|&(w, _)| w == fixed), "τ = {tau}");
+        let table = contingency(&old_samples, tau, 4);
+        if table.len() >= 2 {
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: looping sampler χ² = {s:.1} (critical {c:.1})");
+            assert!(s > c, "τ = {tau}: the negative control passed: {s} ≤ {c}");
+        } else {
+            println!("τ = {tau}: looping sampler drew one word count only");
+        }
+    }
+}
+
+/// Welch's t statistic of two samples of times.
+fn welch_t(a: &[f64], b: &[f64]) -> f64 {
+    let stats = |x: &[f64]| {
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var, n)
+    };
+    let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+    (ma - mb) / (va / na + vb / nb).sqrt()
+}
+
+/// dudect-style timing diagnostic (not a pass/fail check: timings depend on the
+/// machine): per-release times of small-|noise| (`|z| ≤ τ/4`) and large-|noise|
+/// (`|z| ≥ 2τ`) outputs, Welch's t between the two classes (|t| > 4.5 is dudect's
+/// "leak" threshold), old looping sampler vs the draw-independent one.
+/// Run: `cargo test --release --test draw_independence -- --ignored --nocapture`.
+#[test]
+#[ignore = "timing diagnostic; prints Welch t statistics"]
+fn timing_diagnostic_welch_t() {
+    use std::time::Instant;
+    const RELEASES: usize = 400_000;
+    let classify = |name: &str, tau: f64, f: &mut dyn FnMut() -> i64| {
+        let (mut small, mut large) = (Vec::new(), Vec::new());
+        for _ in 0..RELEASES {
+            let start = Instant::now();
+            let z = std::hint::black_box(f());
+            let ns = start.elapsed().as_nanos() as f64;
+            let magnitude = z.unsigned_abs() as f64;
+            if magnitude <= tau / 4.0 {
+                small.push(ns);
+            } else if magnitude >= 2.0 * tau {
+                large.push(ns);
+            }
+        }
+        println!(
+            "{name:<44} small n = {:>6}, large n = {:>6}, Welch t = {:>8.2}",
+            small.len(),
+            large.len(),
+            welch_t(&small, &large)
+        );
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(900);
+    for tau in [1u64, 10, 1_000_000] {
+        let new = Geometric::new(1, 1.0 / tau as f64).unwrap();
+        classify(
+            &format!("Geometric::release τ = {tau} (new)"),
+            tau as f64,
+            &mut || new.release(0, &mut rng),
+        );
+        classify(
+            &format!("looping discrete Laplace τ = {tau} (old)"),
+            tau as f64,
+            &mut || looping_discrete_laplace(tau, &mut rng),
+        );
+    }
+    let laplace = Laplace::new(1.0, 1.0).unwrap();
+    classify("Laplace::release b = 1 (new)", 1.0, &mut || {
+        (laplace.release(0.0, &mut rng).unwrap() * 1e6) as i64 / 1_000_000
+    });
+    let gaussian = dpmech::sampling::DiscreteGaussian::new(Rational::new(100, 1).unwrap());
+    classify(
+        "DiscreteGaussian σ = 10 (acceptance still loops)",
+        10.0,
+        &mut || gaussian.sample(&mut rng),
+    );
+}
