@@ -276,3 +276,68 @@ fn timing_diagnostic_welch_t() {
         &mut || gaussian.sample(&mut rng),
     );
 }
+
+/// The generator the auditor hands to a release when it counts the words drawn.
+type Counted<'a> = dpmech::audit::CountingRng<&'a mut ChaCha20Rng>;
+/// A selection release on a score vector.
+type Release<'m> = dyn Fn(&[f64], &mut Counted<'_>) -> usize + 'm;
+
+/// The selection mechanisms (issue 13, item 3): the old rejection loop drew a number of
+/// words that followed the **score vector** (1 round for equal scores, more when one
+/// candidate stands out), so the index alone passed an audit while (index, words
+/// drawn) failed it. Scores `[0; 100]` against `[1, 0, …, 0]` (sensitivity 1, ε = 1):
+/// every selection mechanism now passes the joint audit at its claimed loss, and the
+/// looping exponential mechanism (kept here as the negative control) fails it.
+#[test]
+fn selection_mechanisms_draw_the_same_words_whatever_the_scores() {
+    use dpmech::{Exponential, PermuteAndFlip, ReportNoisyMax};
+    let d = vec![0.0f64; 100];
+    let mut d_prime = d.clone();
+    d_prime[0] = 1.0;
+    let audit = |loss| Auditor::new(loss).unwrap().samples(200_000).seed(43);
+
+    let exponential = Exponential::new(1.0, 1.0).unwrap();
+    let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
+    let rnm_laplace = ReportNoisyMax::laplace(1.0, 1.0).unwrap();
+    let rnm_exponential = ReportNoisyMax::exponential(1.0, 1.0).unwrap();
+    let mechanisms: [(&str, dpmech::PrivacyLoss, &Release<'_>); 4] = [
+        ("Exponential", exponential.privacy_loss(), &|s, r| {
+            exponential.release(s, r).unwrap()
+        }),
+        ("PermuteAndFlip", pf.privacy_loss(), &|s, r| {
+            pf.release(s, r).unwrap()
+        }),
+        ("ReportNoisyMax::laplace", rnm_laplace.privacy_loss(), &|s, r| {
+            rnm_laplace.release(s, r).unwrap()
+        }),
+        (
+            "ReportNoisyMax::exponential",
+            rnm_exponential.privacy_loss(),
+            &|s, r| rnm_exponential.release(s, r).unwrap(),
+        ),
+    ];
+    for (name, loss, release) in mechanisms {
+        let report = audit(loss)
+            .audit_with_draw_count(|r| release(&d, r) as i64, |r| release(&d_prime, r) as i64)
+            .unwrap();
+        println!("{name}, (index, words):\n{report}");
+        assert_eq!(report.verdict, Verdict::Pass, "{name}: {report}");
+    }
+
+    // Negative control: the rejection loop (uniform candidate, accept with
+    // Bernoulli(exp(−gap/2)) by CKS20 Algorithm 1), exact in its index.
+    let looping = |scores: &[f64], rng: &mut Counted<'_>| -> i64 {
+        let best = scores.iter().copied().fold(f64::MIN, f64::max);
+        loop {
+            let r = uniform_below(rng, scores.len() as u64).unwrap() as usize;
+            if scores[r] == best || looping_bernoulli_exp_neg(1, 2, rng) {
+                return r as i64;
+            }
+        }
+    };
+    let report = audit(exponential.privacy_loss())
+        .audit_with_draw_count(|r| looping(&d, r), |r| looping(&d_prime, r))
+        .unwrap();
+    println!("looping exponential mechanism, (index, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Fail, "{report}");
+}

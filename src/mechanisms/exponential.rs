@@ -4,7 +4,7 @@
 use super::check_finite;
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
-use crate::sampling::{BitSource, bernoulli_exp_neg_bits, uniform_below_bits};
+use crate::sampling::{BitSource, bernoulli_exp_neg_dyadic, sample_index_exp_neg, uniform_below_bits};
 use crate::{CryptoRng, Error};
 
 /// Scores are rounded to a grid `g ≤ Δu·2⁻²⁰`: the unit sensitivity is about `2²⁰`.
@@ -104,11 +104,18 @@ impl ScoreScale {
         (best.abs_diff(unit)).min(self.cap)
     }
 
-    /// Bernoulli(`exp(−c·gap)`), exactly.
+    /// `c·gap·2ˢ = m·gap`, the numerator of the weight's exponent over `2ˢ` (m < 2⁶³ and
+    /// gap ≤ cap < 2⁶²: below 2¹²⁵).
+    #[inline]
+    fn exponent(&self, gap: u128) -> u128 {
+        self.rate_num as u128 * gap
+    }
+
+    /// Bernoulli(`exp(−c·gap)`), exactly, from one 64-bit word (more only on a fallback
+    /// event of probability `≤ 2⁻⁵⁸`, see `sampling::fixed_exp`).
     #[inline]
     pub(crate) fn accept<R: CryptoRng + ?Sized>(&self, gap: u128, bits: &mut BitSource<'_, R>) -> bool {
-        // m < 2^63 and gap ≤ cap < 2^62: the product is below 2^125.
-        bernoulli_exp_neg_bits(bits, self.rate_num as u128 * gap, 1u128 << self.rate_shift)
+        bernoulli_exp_neg_dyadic(self.exponent(gap), self.rate_shift, bits)
     }
 
     /// `exp(−c·gap)` as an `f64` (for tests and display only).
@@ -139,14 +146,17 @@ impl ScoreScale {
 /// * **Exactness:** scores are clamped and rounded to a public grid `g ≤ Δu·2⁻²⁰`, the
 ///   rounding is charged to the sensitivity (`Δᵤ = ⌊Δu/g⌋ + 1` units), and the rate
 ///   `ε/(2Δᵤ)` is rounded down to a dyadic rational, so the loss never exceeds ε (the
-///   effective ε is at least `ε·(1 − 2⁻¹⁹)` for ε ≥ 10⁻⁶). The sampler is rejection with
-///   uniform proposals, each accepted with Bernoulli(`exp(−ε′(OPT − ũᵣ)/(2Δᵤ))`) (CKS20
-///   Algorithm 1); gaps beyond the point where the weight is below `e^(−1100)` are
-///   capped, which is itself an exact exponential mechanism for a utility of the same
-///   sensitivity (see the source). Expected proposals: `n / Σᵣ weightᵣ ≤ n`.
+///   effective ε is at least `ε·(1 − 2⁻¹⁹)` for ε ≥ 10⁻⁶). The sampler inverts the
+///   cumulative weights `exp(−ε′(OPT − ũᵣ)/(2Δᵤ))`, each enclosed to 64 bits with a
+///   certified error, with one uniform word; an undecided word (probability at most
+///   `130·n²·2⁻⁶⁴`) draws further words and refines every weight exactly. Gaps beyond
+///   the point where the weight is below `e^(−1100)` are capped, which is itself an
+///   exact exponential mechanism for a utility of the same sensitivity (see the source).
 /// * **Accuracy:** `Pr[u(output) ≤ OPT − (2Δu/ε)(ln n + t)] ≤ e^(−t)` (`Δu/ε` for
 ///   monotone) — [`accuracy_gap`](Self::accuracy_gap).
-/// * **Timing:** the number of proposals depends on the scores.
+/// * **Timing:** one random word per selection whatever the scores (more only on the
+///   fallback event above), and the same work for every score vector of a given
+///   length: the words drawn reveal nothing about the scores.
 ///
 /// ```
 /// use dpmech::Exponential;
@@ -196,19 +206,20 @@ impl Exponential {
         Ok(self.select_units(&units, best, &mut bits))
     }
 
+    /// Inversion of the exact cumulative weights `exp(−c·gapᵢ)` (one word per selection,
+    /// more only on a fallback event of probability `≤ 130·n²·2⁻⁶⁴`; see
+    /// `sampling::fixed_exp`): the words drawn do not depend on the scores.
     fn select_units<R: CryptoRng + ?Sized>(
         &self,
         units: &[i128],
         best: i128,
         bits: &mut BitSource<'_, R>,
     ) -> usize {
-        let n = units.len() as u64;
-        loop {
-            let r = uniform_below_bits(bits, n) as usize;
-            if self.scale.accept(self.scale.gap(best, units[r]), bits) {
-                return r;
-            }
-        }
+        let exponents: Vec<u128> = units
+            .iter()
+            .map(|&u| self.scale.exponent(self.scale.gap(best, u)))
+            .collect();
+        sample_index_exp_neg(&exponents, self.scale.rate_shift, bits)
     }
 
     /// Top-k by peeling: `k` successive selections, each removing the chosen candidate;
@@ -304,9 +315,13 @@ impl Exponential {
 ///   exponential noise (Ding et al. 2021), which is how
 ///   [`ReportNoisyMax::exponential`](super::ReportNoisyMax::exponential) samples.
 /// * **Exactness:** the same public score grid, charged rounding and rounded-down
-///   rate as [`Exponential`]; the permutation is a lazy Fisher–Yates shuffle with exact
-///   uniform integers, the coins CKS20 Algorithm 1.
-/// * **Timing:** the number of coins depends on the scores.
+///   rate as [`Exponential`]; the permutation is a Fisher–Yates shuffle with exact
+///   uniform integers, the coins one-word certified Bernoulli(`exp(−γ)`) trials.
+/// * **Timing:** the whole permutation is drawn and **every** candidate's coin is
+///   flipped (the first heads is returned; the others are independent and ignored),
+///   so the words drawn do not depend on the scores (more only on a fallback event
+///   of probability `≤ 2⁻⁵⁸` per coin). The price: `n` coins per release instead of
+///   the `O(n / Σ weights)` an early exit would need.
 ///
 /// ```
 /// use dpmech::PermuteAndFlip;
@@ -353,23 +368,32 @@ impl PermuteAndFlip {
     }
 }
 
-/// The permute-and-flip loop on grid scores (shared with report-noisy-max).
+/// Permute-and-flip on grid scores (shared with report-noisy-max): a uniform
+/// permutation, then a coin Bernoulli(`exp(−c·gap)`) for **every** candidate in that
+/// order; the first heads is returned. Flipping the coins after the first heads does
+/// not change the output's distribution (they are independent and ignored), and it
+/// makes the words drawn independent of the scores: `n − 1` uniform draws whose
+/// rejection counts do not depend on the scores, and one word per coin (more only on
+/// a fallback event of probability `≤ 2⁻⁵⁸` per coin).
 pub(crate) fn permute_and_flip<R: CryptoRng + ?Sized>(
     scale: &ScoreScale,
     units: &[i128],
     best: i128,
     bits: &mut BitSource<'_, R>,
 ) -> usize {
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    for i in 0..order.len() {
-        // Lazy Fisher–Yates: position i receives a uniform element of order[i..].
-        let j = i + uniform_below_bits(bits, (order.len() - i) as u64) as usize;
+    let n = units.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in 0..n.saturating_sub(1) {
+        let j = i + uniform_below_bits(bits, (n - i) as u64) as usize;
         order.swap(i, j);
-        let r = order[i];
-        if scale.accept(scale.gap(best, units[r]), bits) {
-            return r;
+    }
+    let mut chosen = None;
+    for &r in &order {
+        let heads = scale.accept(scale.gap(best, units[r]), bits);
+        if heads && chosen.is_none() {
+            chosen = Some(r);
         }
     }
-    // Unreachable: the best candidate has gap 0 and is accepted with probability 1.
-    order[order.len() - 1]
+    // The best candidate has gap 0 and always comes up heads.
+    chosen.unwrap_or(order[n - 1])
 }

@@ -372,7 +372,21 @@ impl LazyUniform {
         }
     }
 
-    fn extend<R: CryptoRng + ?Sized>(&mut self, bits: &mut BitSource<'_, R>) {
+    /// `[2ᵖ·lo, 2ᵖ·hi]` for the interval `[lo, hi)` known to contain `U` (`p ≥ len`).
+    pub(crate) fn bounds(&self, p: u64) -> (Big, Big) {
+        (
+            self.prefix.shl(p - self.len),
+            self.prefix.add(&Big::from_u128(1)).shl(p - self.len),
+        )
+    }
+
+    /// The number of bits of `U` known so far.
+    pub(crate) fn known_bits(&self) -> u64 {
+        self.len
+    }
+
+    /// Draws the next 64 bits of `U`.
+    pub(crate) fn extend<R: CryptoRng + ?Sized>(&mut self, bits: &mut BitSource<'_, R>) {
         self.prefix = self.prefix.shl(64).add(&Big::from_u128(bits.word() as u128));
         self.len += 64;
     }

@@ -21,7 +21,9 @@
 //!
 //! **Timing.** [`DiscreteLaplace`] and [`Geometric`] draw a number of 64-bit words that
 //! is independent of their sample, except on a fallback event of probability `≤ 2⁻⁵⁰` (its docs state
-//! the guarantee and the proof). The other samplers still loop a random number of
+//! the guarantee and the proof). So do the selection mechanisms built on the
+//! certified one-word Bernoulli(`exp(−x/2ˢ)`) and the inversion of certified cumulative
+//! weights (module `fixed_exp`). The other samplers still loop a random number of
 //! times correlated with the sampled value, so an adversary who can time a single
 //! release learns something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko
 //! 2022); draw-independent versions of them are planned.
@@ -31,6 +33,7 @@ mod bits;
 mod certified;
 mod discrete_gaussian;
 mod discrete_laplace;
+mod fixed_exp;
 mod geometric;
 pub mod grid;
 mod uniform;
@@ -41,6 +44,7 @@ pub use bits::BitSource;
 pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::saturate_i64;
+pub(crate) use fixed_exp::{bernoulli_exp_neg_dyadic, sample_index_exp_neg};
 pub use geometric::Geometric;
 pub use uniform::uniform_below;
 pub(crate) use uniform::uniform_below_bits;
