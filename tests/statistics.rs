@@ -12,8 +12,12 @@ use rand_core::SeedableRng;
 /// z at one-sided 10⁻³ — the tolerance of every binomial/normal check below.
 const Z: f64 = 3.090_232;
 
+/// A sandbox budget under substitution, so that releases stated for either relation
+/// can be charged to it (add/remove ones count double).
 fn unlimited() -> Accountant {
-    Accountant::pure(1e12).unwrap()
+    Accountant::pure(1e12)
+        .unwrap()
+        .with_relation(Neighbouring::Substitute)
 }
 
 #[test]
@@ -351,4 +355,59 @@ fn algorithm_3_is_private_under_substitution_and_not_under_add_remove() {
     println!("Algorithm 3 under add/remove (not offered):\n{report}");
     assert!(!report.passed(), "{report}");
     assert!(report.lower_bound <= 0.1 + std::f64::consts::LN_2, "{report}");
+}
+
+/// The accountant knows which relation it protects (issue 11's review, "check every
+/// place that converts between the relations"): a substitution-only release (the
+/// public-count mean) is refused by an add/remove budget before anything is drawn or
+/// charged, and a release stated for add/remove counts double on a substitution budget.
+#[test]
+fn releases_are_charged_under_the_accountants_relation() {
+    let values = [0.5, 2.0, -0.25];
+    let add_remove = Accountant::pure(10.0).unwrap();
+    let mut rng = dpmech::audit::CountingRng::new(ChaCha20Rng::seed_from_u64(8));
+    let refused = mean(
+        &add_remove,
+        &values,
+        (-1.0, 3.0),
+        MeanMethod::ClampedSumOverPublicCount,
+        0.5,
+        &mut rng,
+    );
+    assert!(
+        matches!(refused, Err(dpmech::Error::IncompatibleLoss { .. })),
+        "{refused:?}"
+    );
+    assert_eq!((add_remove.charges(), rng.draws()), (0, 0));
+    // The same release on a substitution budget: charged as stated.
+    let substitute = Accountant::pure(10.0)
+        .unwrap()
+        .with_relation(Neighbouring::Substitute);
+    mean(
+        &substitute,
+        &values,
+        (-1.0, 3.0),
+        MeanMethod::ClampedSumOverPublicCount,
+        0.5,
+        &mut rng,
+    )
+    .unwrap();
+    assert_eq!(substitute.spent(), dpmech::PrivacyLoss::pure(0.5).unwrap());
+    // An add/remove sum on it counts 2 × 0.5; a count (sensitivity 1 either way) is
+    // stated for the budget's relation and counts once.
+    sum(
+        &substitute,
+        &values,
+        (-1.0, 3.0),
+        Neighbouring::AddRemove,
+        0.5,
+        &mut rng,
+    )
+    .unwrap();
+    let c = count(&substitute, 3, 0.5, &mut rng).unwrap();
+    assert_eq!(c.relation, Neighbouring::Substitute);
+    assert_eq!(substitute.spent(), dpmech::PrivacyLoss::pure(2.0).unwrap());
+    let ledger = substitute.ledger();
+    assert_eq!(ledger[1].requested, dpmech::PrivacyLoss::pure(0.5).unwrap());
+    assert_eq!(ledger[1].charged, dpmech::PrivacyLoss::pure(1.0).unwrap());
 }

@@ -47,6 +47,7 @@ use super::{advanced, optimal, validate_loss};
 use crate::mechanisms::Mechanism;
 use crate::privacy::round::{add_up, sub_down};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
+use crate::sensitivity::{Neighbouring, convert_loss};
 use crate::{CryptoRng, Error};
 use std::sync::{Mutex, MutexGuard};
 
@@ -171,6 +172,7 @@ struct State {
 pub struct Accountant {
     budget: PrivacyLoss,
     plan: Option<Plan>,
+    relation: Neighbouring,
     state: Mutex<State>,
 }
 
@@ -187,6 +189,7 @@ impl Accountant {
         Ok(Self {
             budget,
             plan: None,
+            relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
         })
     }
@@ -225,8 +228,36 @@ impl Accountant {
         Ok(Self {
             budget,
             plan: Some(plan),
+            relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
         })
+    }
+
+    /// The same accountant for datasets that are neighbours under `relation` (the
+    /// default is [`Neighbouring::AddRemove`]). Every charge whose guarantee is stated
+    /// for another relation is converted first ([`Accountant::release_stated`]): an
+    /// add/remove guarantee counts double under substitution (group privacy, see
+    /// [`convert_loss`]); a substitution-only guarantee (e.g. a mean over a public
+    /// count) cannot be charged to an add/remove budget and is refused.
+    ///
+    /// ```
+    /// use dpmech::{Accountant, PrivacyLoss};
+    /// use dpmech::sensitivity::Neighbouring;
+    /// let acc = Accountant::pure(1.0)?.with_relation(Neighbouring::Substitute);
+    /// acc.spend_stated(Neighbouring::AddRemove, PrivacyLoss::pure(0.25)?)?; // counts 0.5
+    /// assert_eq!(acc.remaining(), PrivacyLoss::pure(0.5)?);
+    /// let unbounded = Accountant::pure(1.0)?; // add/remove
+    /// assert!(unbounded.spend_stated(Neighbouring::Substitute, PrivacyLoss::pure(0.25)?).is_err());
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn with_relation(mut self, relation: Neighbouring) -> Self {
+        self.relation = relation;
+        self
+    }
+
+    /// The neighbouring relation this budget protects (see [`Accountant::with_relation`]).
+    pub fn relation(&self) -> Neighbouring {
+        self.relation
     }
 
     /// The total budget (for a plan: the guarantee of the whole plan).
@@ -312,7 +343,17 @@ impl Accountant {
     }
 
     fn charge(&self, loss: PrivacyLoss, label: Option<&str>) -> Result<(), Error> {
-        let charged = self.convert(loss)?;
+        self.charge_stated(loss, self.relation, label)
+    }
+
+    /// Charges `loss`, a guarantee stated for neighbours under `stated`.
+    fn charge_stated(
+        &self,
+        loss: PrivacyLoss,
+        stated: Neighbouring,
+        label: Option<&str>,
+    ) -> Result<(), Error> {
+        let charged = self.convert(convert_loss(loss, stated, self.relation)?)?;
         let mut state = self.lock();
         let refuse = |state: &State| Error::BudgetExceeded {
             requested: loss,
@@ -428,7 +469,36 @@ impl Accountant {
         self.release_labelled(label, mechanism, input, rng)
     }
 
-    /// [`Accountant::release`] with a label of the caller's choice in the ledger.
+    /// [`Accountant::spend`] for a guarantee stated for neighbours under `stated`,
+    /// converted to this budget's [`relation`](Accountant::relation) first (the ledger
+    /// keeps both).
+    pub fn spend_stated(&self, stated: Neighbouring, loss: PrivacyLoss) -> Result<(), Error> {
+        self.charge_stated(loss, stated, None)
+    }
+
+    /// [`Accountant::release_labelled`] for a mechanism whose guarantee is stated for
+    /// neighbours under `stated` (e.g. calibrated to a sensitivity under that relation):
+    /// the charge is converted to this budget's relation before anything is drawn, or
+    /// refused ([`Error::IncompatibleLoss`]) when no conversion exists. The
+    /// `statistics` releases go through it.
+    pub fn release_stated<I, M, R>(
+        &self,
+        label: &str,
+        stated: Neighbouring,
+        mechanism: &M,
+        input: I,
+        rng: &mut R,
+    ) -> Result<M::Output, Error>
+    where
+        M: Mechanism<I> + ?Sized,
+        R: CryptoRng + ?Sized,
+    {
+        self.charge_stated(mechanism.privacy_loss(), stated, Some(label))?;
+        mechanism.release(input, rng)
+    }
+
+    /// [`Accountant::release`] with a label of the caller's choice in the ledger (the
+    /// mechanism's guarantee taken as stated for this budget's relation).
     pub fn release_labelled<I, M, R>(
         &self,
         label: &str,
@@ -440,7 +510,7 @@ impl Accountant {
         M: Mechanism<I> + ?Sized,
         R: CryptoRng + ?Sized,
     {
-        self.run(label, mechanism.privacy_loss(), || mechanism.release(input, rng))?
+        self.release_stated(label, self.relation, mechanism, input, rng)
     }
 
     /// What is left, rounded down. Same kind as the budget; for a plan, `Pure { ε₀ }`

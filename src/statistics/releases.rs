@@ -61,10 +61,12 @@ pub fn count<R: CryptoRng + ?Sized>(
 ) -> Result<Release<i64>, Error> {
     let mechanism = Geometric::new(1, epsilon)?;
     let value = i64::try_from(records).unwrap_or(i64::MAX);
+    // Sensitivity 1 under either relation: stated for the accountant's.
+    let relation = accountant.relation();
     Ok(Release {
-        value: accountant.release_labelled("count", &mechanism, value, rng)?,
+        value: accountant.release_stated("count", relation, &mechanism, value, rng)?,
         privacy_loss: mechanism.privacy_loss(),
-        relation: Neighbouring::AddRemove,
+        relation,
         noise: Some(AdditiveNoise {
             scale: mechanism.scale(),
             rounding: 0.0,
@@ -105,7 +107,7 @@ pub fn sum<R: CryptoRng + ?Sized>(
 ) -> Result<Release<f64>, Error> {
     let mechanism = ClampedSum::new(bounds, relation, epsilon)?;
     Ok(Release {
-        value: accountant.release_labelled("sum", &mechanism, values, rng)?,
+        value: accountant.release_stated("sum", relation, &mechanism, values, rng)?,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {
@@ -128,7 +130,7 @@ pub fn mean<R: CryptoRng + ?Sized>(
 ) -> Result<Release<f64>, Error> {
     let mechanism = Mean::new(bounds, method, epsilon)?;
     Ok(Release {
-        value: accountant.release_labelled("mean", &mechanism, values, rng)?,
+        value: accountant.release_stated("mean", mechanism.relation(), &mechanism, values, rng)?,
         privacy_loss: mechanism.privacy_loss(),
         relation: mechanism.relation(),
         noise: None,
@@ -153,7 +155,7 @@ pub fn histogram<R: CryptoRng + ?Sized>(
         .map(|&c| i64::try_from(c).unwrap_or(i64::MAX))
         .collect();
     Ok(Release {
-        value: accountant.release_labelled("histogram", &mechanism, &counts[..], rng)?,
+        value: accountant.release_stated("histogram", relation, &mechanism, &counts[..], rng)?,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {
