@@ -341,3 +341,51 @@ fn selection_mechanisms_draw_the_same_words_whatever_the_scores() {
     println!("looping exponential mechanism, (index, words):\n{report}");
     assert_eq!(report.verdict, Verdict::Fail, "{report}");
 }
+
+/// Randomized response: one word per report whatever the bit and the outcome. The
+/// previous Bernoulli factory (a fair coin keeps, else Bernoulli(e^−ε) flips, else
+/// repeat) drew more words on the flipping path, so (report, words) revealed the true
+/// bit: it is kept here as the negative control.
+#[test]
+fn randomized_response_draws_the_same_words_whatever_the_answer() {
+    use dpmech::{KaryRandomizedResponse, RandomizedResponse};
+    let rr = RandomizedResponse::new(1.0).unwrap();
+    let audit = Auditor::new(rr.privacy_loss()).unwrap().samples(500_000).seed(44);
+    let report = audit
+        .audit_with_draw_count(
+            |r| i64::from(rr.release(true, r)),
+            |r| i64::from(rr.release(false, r)),
+        )
+        .unwrap();
+    println!("RandomizedResponse(ε = 1), (report, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    let kary = KaryRandomizedResponse::new(4, 1.0).unwrap();
+    let report = Auditor::new(kary.privacy_loss())
+        .unwrap()
+        .samples(500_000)
+        .seed(45)
+        .audit_with_draw_count(
+            |r| kary.release(0, r).unwrap() as i64,
+            |r| kary.release(1, r).unwrap() as i64,
+        )
+        .unwrap();
+    println!("KaryRandomizedResponse(k = 4, ε = 1), (report, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    let factory = |truth: bool, rng: &mut Counted<'_>| -> i64 {
+        loop {
+            if bernoulli_ratio(rng, 1, 2).unwrap() {
+                return i64::from(truth);
+            }
+            if looping_bernoulli_exp_neg(1, 1, rng) {
+                return i64::from(!truth);
+            }
+        }
+    };
+    let report = audit
+        .audit_with_draw_count(|r| factory(true, r), |r| factory(false, r))
+        .unwrap();
+    println!("looping Bernoulli factory, (report, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Fail, "{report}");
+}

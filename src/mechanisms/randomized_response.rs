@@ -1,21 +1,21 @@
 //! Randomized response: binary (any ε), the coin-flip protocol (ln 3), and k-ary.
 
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
-use crate::sampling::{BitSource, bernoulli_exp_neg_bits, uniform_below_bits};
+use crate::sampling::{BitSource, KeepCoin, uniform_below_bits};
 use crate::{CryptoRng, Error};
 
 /// Largest ε used by the samplers; a larger requested ε is used as 64 (less
 /// information is released than allowed, so the claim still holds).
 const MAX_EPSILON: f64 = 64.0;
 
-/// `16·ln 2` rounded down: the largest ε used by k-ary randomized response for k > 2¹⁶.
-const KARY_LARGE_K_EPSILON_CAP: f64 = 11.090_354_888_959_1;
+/// ε is rounded down to a multiple of `2^−DEN_SHIFT`.
+const DEN_SHIFT: u32 = 62;
 
 /// A dyadic rational `num/2⁶²`-or-coarser **at most** `x` (`0 ≤ x ≤ 64`): the ε actually
 /// used by the exact samplers, never above the requested one.
 pub(crate) fn dyadic_down(x: f64) -> (u128, u128) {
     let x = x.clamp(0.0, MAX_EPSILON);
-    const DEN: u128 = 1 << 62;
+    const DEN: u128 = 1 << DEN_SHIFT;
     // x·2^62 ≤ 2^68 is exact in f64 (a power-of-two scaling); floor rounds down.
     let num = (x * DEN as f64).floor() as u128;
     (num, DEN)
@@ -33,16 +33,16 @@ fn exp_neg(num: u128, den: u128) -> f64 {
 ///   of the respondent's own bit; `Pr[report | b] / Pr[report | ¬b] ≤ p/(1 − p) = e^ε`.
 ///   Each respondent's report is a separate release ([`release_slice`](Self::release_slice)
 ///   applies the mechanism independently to each).
-/// * **Exactness:** `p = 1/(1 + e^(−ε))` is irrational, sampled exactly by a Bernoulli
-///   factory: repeat { with a fair coin, keep the bit (prob ½); otherwise, with
-///   Bernoulli(`e^(−ε)`) (CKS20 Algorithm 1), flip it (prob `e^(−ε)/2`) }; so
-///   `Pr[keep] = (½)/(½ + e^(−ε)/2) = 1/(1 + e^(−ε))`. ε is first rounded **down** to a
-///   dyadic rational (`k/2⁶²`, at most 64), so the loss is at most the requested ε.
+/// * **Exactness:** `p = 1/(1 + e^(−ε))` is irrational; one uniform 64-bit word is
+///   compared with thresholds computed at construction from a certified enclosure of
+///   `e^(−ε)`, and the rare undecided word (probability `≤ 66·2⁻⁶⁴`) is resolved
+///   exactly with further words. ε is first rounded **down** to a dyadic rational
+///   (`k/2⁶²`, at most 64), so the loss is at most the requested ε.
 /// * **Estimator:** with a fraction `s` of reported ones among `n` reports, the true
 ///   fraction is estimated without bias by `(s − (1 − p))/(2p − 1)`
 ///   ([`estimate_fraction`](Self::estimate_fraction)).
-/// * **Timing:** the number of coins is random (geometric) and independent of the
-///   input bit, but correlated with whether it was flipped.
+/// * **Timing:** one word per report whatever the bit and the outcome (more only on the
+///   fallback event above): the words drawn reveal nothing.
 ///
 /// ```
 /// use dpmech::RandomizedResponse;
@@ -61,8 +61,8 @@ pub struct RandomizedResponse {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
-    /// Keep with probability `1/(1 + e^(−num/den))`.
-    Binary { num: u128, den: u128 },
+    /// Keep with probability `1/(1 + e^(−num/den))` (`coin` decides it).
+    Binary { num: u128, den: u128, coin: KeepCoin },
     /// The two-coin protocol.
     CoinFlip,
 }
@@ -74,7 +74,11 @@ impl RandomizedResponse {
         let (num, den) = dyadic_down(epsilon);
         Ok(Self {
             epsilon,
-            kind: Kind::Binary { num, den },
+            kind: Kind::Binary {
+                num,
+                den,
+                coin: KeepCoin::new(num, DEN_SHIFT, 1),
+            },
         })
     }
 
@@ -111,14 +115,13 @@ impl RandomizedResponse {
                     bits.bit()
                 }
             }
-            Kind::Binary { num, den } => loop {
-                if bits.bit() {
-                    return value;
+            Kind::Binary { coin, .. } => {
+                if coin.sample(bits) {
+                    value
+                } else {
+                    !value
                 }
-                if bernoulli_exp_neg_bits(bits, num, den) {
-                    return !value;
-                }
-            },
+            }
         }
     }
 
@@ -127,7 +130,7 @@ impl RandomizedResponse {
     pub fn keep_probability(&self) -> f64 {
         match self.kind {
             Kind::CoinFlip => 0.75,
-            Kind::Binary { num, den } => 1.0 / (1.0 + exp_neg(num, den)),
+            Kind::Binary { num, den, .. } => 1.0 / (1.0 + exp_neg(num, den)),
         }
     }
 
@@ -157,14 +160,15 @@ impl RandomizedResponse {
 ///
 /// * **Guarantee:** pure ε-DP in the local model (neighbouring: a change of the
 ///   respondent's value); `p/q = e^ε`.
-/// * **Exactness:** repeat { draw `u` uniform in `{0, …, k−1}`; if `u = 0` report `v`;
-///   otherwise, with Bernoulli(`e^(−ε)`), report `(v + u) mod k` }: each other value
-///   has weight `e^(−ε)/k` against `1/k` for `v`, as required. ε is rounded down to a
-///   dyadic rational (at most 64).
-/// * **Running time:** about `min(k, e^ε + 1)` rounds on average; to bound it, for
-///   `k > 2¹⁶` the ε actually used is capped at `16·ln 2 ≈ 11.09` (still within the
-///   claimed ε, with less accuracy than the claim would allow). The number of rounds
-///   is random and correlated with whether the value was kept (timing).
+/// * **Exactness:** keep `v` with probability `1/(1 + (k − 1)e^(−ε)) = p` (one uniform
+///   word against thresholds from a certified enclosure of `e^(−ε)`, an undecided word
+///   resolved exactly), otherwise report `(v + 1 + u) mod k` with `u` uniform in
+///   `{0, …, k−2}`: each other value has probability `(1 − p)/(k − 1) = q`. ε is
+///   rounded down to a dyadic rational (at most 64).
+/// * **Timing:** one word and one uniform draw per report (the uniform is drawn even
+///   when `v` is kept; its rejection count does not depend on anything), so the words
+///   drawn reveal nothing, except on the fallback event of probability at most
+///   `(64(k − 1) + 2)·2⁻⁶⁴` (`≤ 2⁻⁴¹` for `k ≤ 2¹⁶`).
 /// * **Estimator:** with `cⱼ` reports of `j` among `n`, `π̂ⱼ = (cⱼ/n − q)/(p − q)` is
 ///   unbiased ([`estimate_frequencies`](Self::estimate_frequencies)).
 ///
@@ -183,6 +187,7 @@ pub struct KaryRandomizedResponse {
     epsilon: f64,
     num: u128,
     den: u128,
+    coin: KeepCoin,
 }
 
 impl KaryRandomizedResponse {
@@ -196,16 +201,14 @@ impl KaryRandomizedResponse {
             });
         }
         let epsilon = check_epsilon(epsilon)?;
-        // Expected rounds of the sampler: 1/(1/k + (1 − 1/k)e^(−ε)) ≤ min(k, e^ε + 1).
-        // For k > 2^16 the ε used is capped at 16·ln 2 (rounded down) to keep that below
-        // about 2^16; less ε than allowed is still within the claim.
-        let used = if k > 1 << 16 {
-            epsilon.min(KARY_LARGE_K_EPSILON_CAP)
-        } else {
-            epsilon
-        };
-        let (num, den) = dyadic_down(used);
-        Ok(Self { k, epsilon, num, den })
+        let (num, den) = dyadic_down(epsilon);
+        Ok(Self {
+            k,
+            epsilon,
+            num,
+            den,
+            coin: KeepCoin::new(num, DEN_SHIFT, k - 1),
+        })
     }
 
     /// The randomized report of one value `v < k` ([`Error::InvalidParameter`] for
@@ -241,15 +244,13 @@ impl KaryRandomizedResponse {
 
     #[inline]
     fn release_bits<R: CryptoRng + ?Sized>(&self, value: u64, bits: &mut BitSource<'_, R>) -> u64 {
-        loop {
-            let u = uniform_below_bits(bits, self.k);
-            if u == 0 {
-                return value;
-            }
-            if bernoulli_exp_neg_bits(bits, self.num, self.den) {
-                // v + u < 2k ≤ 2^64 would overflow only for k > 2^63: use u128.
-                return ((value as u128 + u as u128) % self.k as u128) as u64;
-            }
+        let keep = self.coin.sample(bits);
+        let other = uniform_below_bits(bits, self.k - 1);
+        if keep {
+            value
+        } else {
+            // v + 1 + u < 2k ≤ 2^65: in u128.
+            ((value as u128 + 1 + other as u128) % self.k as u128) as u64
         }
     }
 

@@ -147,6 +147,86 @@ fn resolve<R: CryptoRng + ?Sized>(x: u128, shift: u32, u: u64, bits: &mut BitSou
     .exact_less(&mut LazyUniform::new(u, 64), 1, bits)
 }
 
+/// Bernoulli(`1/(1 + m·exp(−x/2ˢ))`) for an integer `m ≥ 1`, from one 64-bit word: the
+/// keep-or-change coin of randomized response (`m = 1`: keep with `e^ε/(1 + e^ε)`; `m = k
+/// − 1`: keep with `e^ε/(e^ε + k − 1)`). Both decision thresholds are computed once, at
+/// construction, from the certified enclosure of `exp(−x/2ˢ)` (at most 64 units of
+/// `2⁻⁶⁴` wide), so the words left undecided number at most `64·m + 2`: with
+/// probability at most `(64·m + 2)·2⁻⁶⁴` per trial (`≤ 2⁻⁴¹` for `m < 2¹⁶`) the trial
+/// falls back to an exact lazy comparison drawing further words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeepCoin {
+    x: u128,
+    shift: u32,
+    m: u64,
+    /// `u < keep_below` decides "keep".
+    keep_below: u128,
+    /// `u ≥ change_from` decides "change".
+    change_from: u128,
+}
+
+impl KeepCoin {
+    /// The coin for `1/(1 + m·exp(−x/2^shift))`; `m ≥ 1`, `shift ≤ 63`.
+    pub(crate) fn new(x: u128, shift: u32, m: u64) -> Self {
+        let (lo, hi) = enclose(x, shift);
+        // 2⁶⁴·(1 + m·w) lies in [d_lo, d_hi] (each ≤ 2⁶⁴ + (2⁶⁴ − 1)·2⁶⁴ < 2¹²⁸).
+        let d_lo = (1u128 << 64) + m as u128 * lo as u128;
+        let d_hi = (1u128 << 64) + m as u128 * (hi as u128 + 1);
+        // Keep for sure when (u + 1)/2⁶⁴ ≤ 2⁶⁴/d_hi, i.e. u + 1 ≤ ⌊2¹²⁸/d_hi⌋ (taken as
+        // ⌊(2¹²⁸ − 1)/d_hi⌋, never larger); change for sure when u/2⁶⁴ ≥ 2⁶⁴/d_lo, i.e.
+        // u ≥ ⌈2¹²⁸/d_lo⌉ = ⌊(2¹²⁸ − 1)/d_lo⌋ + 1.
+        Self {
+            x,
+            shift,
+            m,
+            keep_below: u128::MAX / d_hi,
+            change_from: u128::MAX / d_lo + 1,
+        }
+    }
+
+    /// One trial: `true` (keep) with probability `1/(1 + m·exp(−x/2ˢ))`, exactly.
+    #[inline]
+    pub(crate) fn sample<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> bool {
+        let u = bits.word() as u128;
+        if u < self.keep_below {
+            true
+        } else if u >= self.change_from {
+            false
+        } else {
+            self.resolve(u as u64, bits)
+        }
+    }
+
+    /// `U·(1 + m·w) < 1`, decided exactly with further words of `U`.
+    #[cold]
+    fn resolve<R: CryptoRng + ?Sized>(&self, u: u64, bits: &mut BitSource<'_, R>) -> bool {
+        let mut uniform = LazyUniform::new(u, 64);
+        let m = Big::from_u128(self.m as u128);
+        loop {
+            let p = uniform.known_bits() + 64;
+            let w = exp_neg(self.x, 1u64 << self.shift, p);
+            let (u_lo, u_hi) = uniform.bounds(p);
+            let one = Big::pow2(p);
+            let scale = Big::pow2(2 * p);
+            let lhs_hi = u_hi.mul(&one.add(&m.mul(&w.hi)));
+            let lhs_lo = u_lo.mul(&one.add(&m.mul(&w.lo)));
+            if lhs_hi.cmp(&scale) != core::cmp::Ordering::Greater {
+                return true;
+            }
+            if lhs_lo.cmp(&scale) != core::cmp::Ordering::Less {
+                return false;
+            }
+            uniform.extend(bits);
+        }
+    }
+
+    /// The words `u` left to the exact comparison, `keep_below..change_from`.
+    #[cfg(test)]
+    pub(crate) fn band(&self) -> (u128, u128) {
+        (self.keep_below, self.change_from)
+    }
+}
+
 /// `⌊a·b/2⁶⁴⌋` (or the ceiling) for `a ≤ 2⁶⁴`, `b < 2¹²⁶`.
 fn mul_shr64(a: u128, b: u128, ceil: bool) -> u128 {
     let high = a * (b >> 64);
@@ -293,6 +373,48 @@ mod tests {
                 }
                 if u_lo.cmp(&exact.hi) != core::cmp::Ordering::Less {
                     assert!(!got, "x={x} s={shift} u={u}");
+                }
+            }
+        }
+    }
+
+    /// The keep coin's thresholds bracket the exact probability, its band is small,
+    /// and band words resolve consistently with a 256-bit evaluation.
+    #[test]
+    fn keep_coin_thresholds_and_band() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        for (x, m) in [
+            (1u128 << 62, 1u64),
+            (3 << 61, 1),
+            (5 << 60, 9),
+            (1 << 62, 65_535),
+            (64 << 62, 1),
+        ] {
+            let coin = KeepCoin::new(x, 62, m);
+            let (keep_below, change_from) = coin.band();
+            // p = 1/(1 + m·w) at 256 bits: 2^256·p in [2^512/(2^256 + m·w_hi), …].
+            let w = exp_neg(x, 1 << 62, 256);
+            let mm = Big::from_u128(m as u128);
+            let one = Big::pow2(256);
+            let p_hi = Big::pow2(512).div_ceil(&one.add(&mm.mul(&w.lo)));
+            let p_lo = Big::pow2(512).div_floor(&one.add(&mm.mul(&w.hi)));
+            // keep_below/2^64 ≤ p ≤ change_from/2^64.
+            assert!(Big::from_u128(keep_below).shl(192).cmp(&p_hi) != core::cmp::Ordering::Greater);
+            assert!(Big::from_u128(change_from).shl(192).cmp(&p_lo) != core::cmp::Ordering::Less);
+            assert!(
+                change_from - keep_below <= 64 * m as u128 + 2,
+                "band {}",
+                change_from - keep_below
+            );
+            for u in keep_below..change_from.min(keep_below + 200) {
+                let got = coin.resolve(u as u64, &mut BitSource::new(&mut rng));
+                let u_lo = Big::from_u128(u).shl(192);
+                let u_hi = Big::from_u128(u + 1).shl(192);
+                if u_hi.cmp(&p_lo) != core::cmp::Ordering::Greater {
+                    assert!(got, "x={x} m={m} u={u}");
+                }
+                if u_lo.cmp(&p_hi) != core::cmp::Ordering::Less {
+                    assert!(!got, "x={x} m={m} u={u}");
                 }
             }
         }

@@ -44,7 +44,7 @@ pub use bits::BitSource;
 pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::saturate_i64;
-pub(crate) use fixed_exp::{bernoulli_exp_neg_dyadic, sample_index_exp_neg};
+pub(crate) use fixed_exp::{KeepCoin, bernoulli_exp_neg_dyadic, sample_index_exp_neg};
 pub use geometric::Geometric;
 pub use uniform::uniform_below;
 pub(crate) use uniform::uniform_below_bits;
