@@ -141,10 +141,24 @@ impl PrivacyLoss {
         })
     }
 
-    /// (ε, δ) for approximate DP, after validating both.
+    /// (ε, δ) for approximate DP, after validating both. δ = 0 is accepted and gives
+    /// the pure guarantee [`PrivacyLoss::Pure`] (the same statement), so generic code
+    /// need not branch on it; δ must lie in `[0, 1)`.
+    ///
+    /// ```
+    /// use dpmech::PrivacyLoss;
+    /// assert_eq!(PrivacyLoss::approximate(1.0, 0.0)?, PrivacyLoss::pure(1.0)?);
+    /// assert_eq!(PrivacyLoss::approximate(1.0, 1e-6)?.to_string(), "(ε = 1, δ = 1e-6)");
+    /// assert!(PrivacyLoss::approximate(1.0, 1.0).is_err());
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        let epsilon = check_epsilon(epsilon)?;
+        if delta == 0.0 {
+            return Ok(Self::Pure { epsilon });
+        }
         Ok(Self::Approximate {
-            epsilon: check_epsilon(epsilon)?,
+            epsilon,
             delta: check_delta(delta)?,
         })
     }
@@ -174,15 +188,37 @@ impl PrivacyLoss {
     }
 }
 
+/// In words a user reads without a textbook: `ε = 2 (pure DP)`, `(ε = 1, δ = 1e-6)`,
+/// `ρ = 0.5 (zCDP)`, `(ε = 1, γ = 0.05) random DP (weaker than DP)`. Numbers print
+/// in full below 10⁶ and down to 10⁻³, in scientific notation outside.
 impl fmt::Display for PrivacyLoss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = Number;
         match *self {
-            Self::Pure { epsilon } => write!(f, "{epsilon}-DP (pure)"),
-            Self::Approximate { epsilon, delta } => write!(f, "({epsilon}, {delta})-DP"),
-            Self::Zcdp { rho } => write!(f, "{rho}-zCDP"),
-            Self::RandomDp { epsilon, gamma } => {
-                write!(f, "({epsilon}, {gamma})-random DP (not pure DP)")
+            Self::Pure { epsilon } => write!(f, "ε = {} (pure DP)", n.show(epsilon)),
+            Self::Approximate { epsilon, delta } => {
+                write!(f, "(ε = {}, δ = {})", n.show(epsilon), n.show(delta))
             }
+            Self::Zcdp { rho } => write!(f, "ρ = {} (zCDP)", n.show(rho)),
+            Self::RandomDp { epsilon, gamma } => write!(
+                f,
+                "(ε = {}, γ = {}) random DP (weaker than DP)",
+                n.show(epsilon),
+                n.show(gamma)
+            ),
+        }
+    }
+}
+
+/// Compact number display for privacy parameters.
+struct Number;
+
+impl Number {
+    fn show(&self, x: f64) -> String {
+        if x == 0.0 || (1e-3..1e6).contains(&x.abs()) || !x.is_finite() {
+            format!("{x}")
+        } else {
+            format!("{x:e}")
         }
     }
 }
@@ -445,6 +481,18 @@ mod tests {
             epsilon: 1.0,
             gamma: 0.05,
         };
-        assert!(r.to_string().contains("not pure"));
+        assert_eq!(r.to_string(), "(ε = 1, γ = 0.05) random DP (weaker than DP)");
+        assert_eq!(PrivacyLoss::pure(2.0).unwrap().to_string(), "ε = 2 (pure DP)");
+        assert_eq!(z.to_string(), "ρ = 0.5 (zCDP)");
+        assert_eq!(
+            PrivacyLoss::approximate(0.25, 1e-6).unwrap().to_string(),
+            "(ε = 0.25, δ = 1e-6)"
+        );
+        assert_eq!(
+            PrivacyLoss::approximate(0.25, 0.0).unwrap(),
+            PrivacyLoss::Pure { epsilon: 0.25 }
+        );
+        assert!(PrivacyLoss::approximate(0.25, -0.0).is_ok());
+        assert!(PrivacyLoss::approximate(0.25, f64::NAN).is_err());
     }
 }

@@ -363,7 +363,12 @@ proptest! {
         prop_assert!(matches!(zcdp::epsilon_tight(0.5, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
         prop_assert!(matches!(sequential::epsilon_sum(&[0.5, bad_eps]), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
         prop_assert!(matches!(dpmech::Accountant::pure(bad_eps), Err(Error::InvalidEpsilon { .. })), "expected a typed error");
-        prop_assert!(matches!(dpmech::Accountant::approximate(1.0, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
+        // An (ε, δ) budget with δ = 0 is the pure budget; every other bad δ is refused.
+        if bad_delta == 0.0 {
+            prop_assert_eq!(dpmech::Accountant::approximate(1.0, bad_delta).unwrap().budget(), PrivacyLoss::Pure { epsilon: 1.0 });
+        } else {
+            prop_assert!(matches!(dpmech::Accountant::approximate(1.0, bad_delta), Err(Error::InvalidDelta { .. })), "expected a typed error");
+        }
     }
 
     #[test]

@@ -165,6 +165,7 @@ impl Auditor {
     pub fn new(claimed: PrivacyLoss) -> Result<Self, Error> {
         let (epsilon, delta) = match claimed {
             PrivacyLoss::Pure { epsilon } => (check_epsilon(epsilon)?, 0.0),
+            PrivacyLoss::Approximate { epsilon, delta: 0.0 } => (check_epsilon(epsilon)?, 0.0),
             PrivacyLoss::Approximate { epsilon, delta } => (check_epsilon(epsilon)?, check_delta(delta)?),
             _ => {
                 return Err(Error::IncompatibleLoss {
@@ -184,12 +185,17 @@ impl Auditor {
         })
     }
 
+    /// The guarantee being audited.
+    pub fn claimed(&self) -> PrivacyLoss {
+        self.claimed
+    }
+
     /// An auditor for a pure ε-DP claim.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::pure(epsilon)?)
     }
 
-    /// An auditor for an (ε, δ)-DP claim.
+    /// An auditor for an (ε, δ)-DP claim (δ = 0 is the pure claim).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::approximate(epsilon, delta)?)
     }
@@ -654,9 +660,14 @@ mod tests {
         assert!(a.clone().bins(1).audit_real(|_| 0.0, |_| 0.0).is_err());
         assert!(matches!(Auditor::pure(0.0), Err(Error::InvalidEpsilon { .. })));
         assert!(matches!(
-            Auditor::approximate(1.0, 0.0),
+            Auditor::approximate(1.0, 1.0),
             Err(Error::InvalidDelta { .. })
         ));
+        // δ = 0 is the pure claim, not an error.
+        assert_eq!(
+            Auditor::approximate(1.0, 0.0).unwrap().claimed(),
+            PrivacyLoss::Pure { epsilon: 1.0 }
+        );
         assert!(matches!(
             Auditor::new(PrivacyLoss::Zcdp { rho: 0.5 }),
             Err(Error::IncompatibleLoss { .. })
@@ -830,7 +841,7 @@ mod tests {
         let text = r.to_string();
         for needle in [
             "FAIL",
-            "(0.5, 0.000001)-DP",
+            "(ε = 0.5, δ = 1e-6)",
             "ε ≥",
             "x ≥ 1",
             "1500 per input",

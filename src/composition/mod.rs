@@ -59,7 +59,10 @@ pub(crate) fn validate_loss(loss: PrivacyLoss) -> Result<PrivacyLoss, Error> {
         }
         PrivacyLoss::Approximate { epsilon, delta } => {
             check_epsilon(epsilon)?;
-            check_delta(delta)?;
+            // δ = 0 is the pure statement written as a pair: accepted.
+            if delta != 0.0 {
+                check_delta(delta)?;
+            }
         }
         PrivacyLoss::Zcdp { rho } => {
             check_rho(rho)?;
