@@ -199,7 +199,7 @@ fn above_threshold_true_loss(d: [i64; 2], d_prime: [i64; 2]) -> f64 {
 fn geometric_exact_passes_and_sign_times_geometric_fails() {
     let audit = Auditor::pure(1.0).unwrap().samples(1_000_000).seed(11);
     let exact = audit
-        .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
+        .audit(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
         .unwrap();
     show(
         "two-sided geometric (difference of geometrics), ε = 1",
@@ -208,7 +208,7 @@ fn geometric_exact_passes_and_sign_times_geometric_fails() {
         Verdict::Pass,
     );
     let broken = audit
-        .audit_discrete(
+        .audit(
             |r| sign_times_geometric(1, 1, r),
             |r| 1 + sign_times_geometric(1, 1, r),
         )
@@ -285,7 +285,7 @@ fn above_threshold_without_query_noise_fails() {
     // Without query noise, "first query above" = index 1 is impossible on D′.
     let audit = Auditor::pure(1.0).unwrap().samples(400_000).seed(13);
     let correct = audit
-        .audit_discrete(
+        .audit(
             |r| above_threshold(&[0, 1], true, r),
             |r| above_threshold(&[1, 0], true, r),
         )
@@ -299,7 +299,7 @@ fn above_threshold_without_query_noise_fails() {
         Verdict::Pass,
     );
     let broken = audit
-        .audit_discrete(
+        .audit(
             |r| above_threshold(&[0, 1], false, r),
             |r| above_threshold(&[1, 0], false, r),
         )
@@ -399,7 +399,7 @@ fn naive_float_laplace_passes_histograms_but_fails_the_float_leak_check() {
 fn discrete_laplace_with_draw_count_fails_while_value_alone_passes() {
     let audit = Auditor::pure(1.0).unwrap().samples(1_000_000).seed(17);
     let value = audit
-        .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
+        .audit(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
         .unwrap();
     show(
         "discrete Laplace by Bernoulli trials, value only, ε = 1",
@@ -432,7 +432,7 @@ fn no_false_alarms_in_thirty_audits_of_exact_mechanisms() {
                 .unwrap()
                 .samples(200_000)
                 .seed(seed)
-                .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
+                .audit(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
                 .unwrap();
             ("geometric ε = 1", r, 1.0)
         } else {
@@ -468,7 +468,7 @@ fn false_alarm_rate_stays_below_a_measurable_alpha() {
             .alpha(alpha)
             .samples(20_000)
             .seed(5000 + seed)
-            .audit_discrete(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
+            .audit(|r| discrete_laplace(1, 1, r), |r| 1 + discrete_laplace(1, 1, r))
             .unwrap();
         fails += u64::from(!r.passed());
         worst = worst.max(r.lower_bound);
@@ -496,7 +496,7 @@ fn crate_geometric_and_laplace_pass_value_and_float_leak_audits() {
         .samples(1_000_000)
         .seed(21);
     let r = audit
-        .audit_discrete(|r| geometric.release(0, r), |r| geometric.release(1, r))
+        .audit(|r| geometric.release(0, r), |r| geometric.release(1, r))
         .unwrap();
     show(
         "dpmech::Geometric::new(1, 1.0), values",

@@ -284,7 +284,7 @@ fn discrete_gaussian_privacy_loss_is_within_the_claim_and_the_negative_control_i
         .samples(2_000_000)
         .seed(3410);
     let report = auditor
-        .audit_discrete(|r| honest.release(41, r), |r| honest.release(42, r))
+        .audit(|r| honest.release(41, r), |r| honest.release(42, r))
         .unwrap();
     println!(
         "DiscreteGaussian::approximate(1, {epsilon}, {delta:e}) (σ = {:.4}), 41 vs 42:\n{report}",
@@ -296,7 +296,7 @@ fn discrete_gaussian_privacy_loss_is_within_the_claim_and_the_negative_control_i
     let under_noised = dpmech::DiscreteGaussian::approximate(1, 4.0 * epsilon, delta).unwrap();
     let auditor = Auditor::approximate(epsilon, delta).unwrap().seed(3411);
     let report = auditor
-        .audit_discrete(|r| under_noised.release(41, r), |r| under_noised.release(42, r))
+        .audit(|r| under_noised.release(41, r), |r| under_noised.release(42, r))
         .unwrap();
     println!(
         "under-noised DiscreteGaussian (σ = {:.4}) claimed at ({epsilon}, {delta:e}):\n{report}",

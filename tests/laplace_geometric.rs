@@ -277,7 +277,7 @@ fn privacy_loss_audits_of_geometric_and_laplace_with_negative_controls() {
     let auditor = Auditor::pure(1.0).unwrap().samples(200_000).seed(2);
     let geometric = Geometric::new(1, 1.0).unwrap();
     let report = auditor
-        .audit_discrete(|r| geometric.release(0, r), |r| geometric.release(1, r))
+        .audit(|r| geometric.release(0, r), |r| geometric.release(1, r))
         .unwrap();
     println!("Geometric(Δ=1, ε=1), 0 vs 1:\n{report}");
     assert!(report.passed() && report.lower_bound <= 1.0, "{report}");
@@ -290,7 +290,7 @@ fn privacy_loss_audits_of_geometric_and_laplace_with_negative_controls() {
         let g = magnitude.sample_bits(&mut bits) as i64;
         x + if bits.bit() { -g } else { g }
     };
-    let report = auditor.audit_discrete(|r| wrong(0, r), |r| wrong(1, r)).unwrap();
+    let report = auditor.audit(|r| wrong(0, r), |r| wrong(1, r)).unwrap();
     println!("seeds' sign × geometric, 0 vs 1:\n{report}");
     assert!(!report.passed(), "{report}");
     assert!(report.lower_bound <= 1.0 + std::f64::consts::LN_2);

@@ -39,7 +39,8 @@
 //!
 //! ## Output kinds
 //!
-//! * [`Auditor::audit_discrete`]: `i64` outputs (histogram cells, thresholds, intervals);
+//! * [`Auditor::audit`]: any `Ord + Clone + Debug` output — integers, indices, booleans,
+//!   tuples (single values, thresholds, intervals);
 //! * [`Auditor::audit_real`]: `f64` outputs (quantile bins chosen on the first half,
 //!   with finer bins in the tails; thresholds and intervals between them);
 //! * [`Auditor::audit_categorical`]: any `T: Eq + Hash + Clone + Debug` — categories,
@@ -100,7 +101,7 @@
 //! let geometric = Geometric::new(1, 1.0)?;
 //! let report = Auditor::new(geometric.privacy_loss())?
 //!     .samples(100_000)
-//!     .audit_discrete(|rng| geometric.release(41, rng), |rng| geometric.release(42, rng))?;
+//!     .audit(|rng| geometric.release(41, rng), |rng| geometric.release(42, rng))?;
 //! assert!(report.passed(), "{report}");
 //!
 //! let laplace = Laplace::new(1.0, 1.0)?;
@@ -280,14 +281,34 @@ impl Auditor {
         (first, self.samples - first)
     }
 
-    /// Audits a mechanism with integer outputs: `on_d` runs it on `D`, `on_d_prime`
-    /// on the neighbouring `D′`.
-    pub fn audit_discrete<F, G>(&self, on_d: F, on_d_prime: G) -> Result<AuditReport, Error>
+    /// Audits a mechanism whose outputs have a total order — integers, indices,
+    /// booleans, tuples, strings: any `Ord + Clone + Debug` type. `on_d` runs it on `D`,
+    /// `on_d_prime` on the neighbouring `D′`. Events are single values (when there are at
+    /// most 256 distinct ones), thresholds `x ≥ a`, intervals `a ≤ x < b` and unions of
+    /// them. Real outputs (`f64` is not `Ord`) go through [`audit_real`](Self::audit_real);
+    /// outputs without a meaningful order through [`audit_categorical`](Self::audit_categorical).
+    ///
+    /// ```
+    /// use dpmech::audit::Auditor;
+    /// use dpmech::RandomizedResponse;
+    /// let rr = RandomizedResponse::new(1.0)?;
+    /// let report = Auditor::new(rr.privacy_loss())?
+    ///     .samples(20_000)
+    ///     .audit(|rng| rr.release(true, rng), |rng| rr.release(false, rng))?;
+    /// assert!(report.passed(), "{report}");
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn audit<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
-        F: FnMut(&mut ChaCha20Rng) -> i64,
-        G: FnMut(&mut ChaCha20Rng) -> i64,
+        T: Ord + Clone + Debug,
+        F: FnMut(&mut ChaCha20Rng) -> T,
+        G: FnMut(&mut ChaCha20Rng) -> T,
     {
-        self.audit_ordered("integer outputs: values, thresholds, intervals", on_d, on_d_prime)
+        self.audit_ordered(
+            "ordered outputs: values, thresholds, intervals",
+            |rng| Ordinal(on_d(rng)),
+            |rng| Ordinal(on_d_prime(rng)),
+        )
     }
 
     /// Audits a mechanism with real outputs (quantile bins, thresholds, intervals).
@@ -430,7 +451,7 @@ impl Auditor {
         let (n1, n2) = self.halves();
         let first_d: Vec<T> = (0..n1).map(|_| on_d(&mut r_d1)).collect();
         let first_dp: Vec<T> = (0..n1).map(|_| on_d_prime(&mut r_dp1)).collect();
-        let mut pooled: Vec<T> = first_d.iter().chain(first_dp.iter()).copied().collect();
+        let mut pooled: Vec<T> = first_d.iter().chain(first_dp.iter()).cloned().collect();
         pooled.sort_by(T::cmp_total);
         let cuts = choose_cuts(&pooled, self.bins);
         drop(pooled);
@@ -452,9 +473,9 @@ impl Auditor {
             h2[1][cell_of(&on_d_prime(&mut r_dp2))] += 1;
         }
         let describe_cell = |lo: usize, hi: usize| {
-            let lower = (lo > 0).then(|| cuts[lo - 1]);
-            let upper = (hi < cuts.len()).then(|| cuts[hi]);
-            T::describe_range(lower, upper)
+            let lower = (lo > 0).then(|| &cuts[lo - 1]);
+            let upper = (hi < cuts.len()).then(|| &cuts[hi]);
+            describe_range(lower, upper)
         };
         let describe = |shape: &Shape| match *shape {
             Shape::Range { lo, hi } => describe_cell(lo, hi),
@@ -558,9 +579,9 @@ fn list(items: &[usize], sep: &str, name: impl Fn(usize) -> String) -> String {
 fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
     let mut cuts: Vec<T> = Vec::new();
     if T::INTEGER {
-        for &x in sorted {
-            if cuts.last().is_none_or(|c| T::cmp_total(c, &x) != Ordering::Equal) {
-                cuts.push(x);
+        for x in sorted {
+            if cuts.last().is_none_or(|c| T::cmp_total(c, x) != Ordering::Equal) {
+                cuts.push(x.clone());
                 if cuts.len() > MAX_INTEGER_CELLS {
                     break;
                 }
@@ -588,37 +609,37 @@ fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
     levels.sort_by(f64::total_cmp);
     for level in levels {
         let idx = ((level * m as f64) as usize).min(m - 1);
-        let x = sorted[idx];
-        if cuts.last().is_none_or(|c| T::cmp_total(c, &x) == Ordering::Less) {
-            cuts.push(x);
+        let x = &sorted[idx];
+        if cuts.last().is_none_or(|c| T::cmp_total(c, x) == Ordering::Less) {
+            cuts.push(x.clone());
         }
     }
     cuts
 }
 
-/// Output types with a total order: `i64` and `f64` (by `total_cmp`).
-trait OrderedOutput: Copy + Debug {
+/// Output types with a total order: any `Ord` type (through [`Ordinal`]) and `f64`
+/// (by `total_cmp`).
+trait OrderedOutput: Clone + Debug {
     /// Whether distinct values should be kept as cells when there are few.
     const INTEGER: bool;
     fn cmp_total(a: &Self, b: &Self) -> Ordering;
-    /// Describes `{lower ≤ x < upper}` (either side may be open).
-    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String;
 }
 
-impl OrderedOutput for i64 {
+/// An output compared by its own `Ord` (the path of [`Auditor::audit`]); displayed as
+/// the value itself.
+#[derive(Clone)]
+struct Ordinal<T>(T);
+
+impl<T: Debug> Debug for Ordinal<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: Ord + Clone + Debug> OrderedOutput for Ordinal<T> {
     const INTEGER: bool = true;
     fn cmp_total(a: &Self, b: &Self) -> Ordering {
-        a.cmp(b)
-    }
-    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String {
-        // `upper` is a cut above some value, so `upper − 1` does not overflow.
-        match (lower, upper.map(|u| u.saturating_sub(1))) {
-            (Some(a), Some(b)) if a == b => format!("x = {a}"),
-            (Some(a), Some(b)) => format!("{a} ≤ x ≤ {b}"),
-            (Some(a), None) => format!("x ≥ {a}"),
-            (None, Some(b)) => format!("x ≤ {b}"),
-            (None, None) => "any outcome".to_string(),
-        }
+        a.0.cmp(&b.0)
     }
 }
 
@@ -627,13 +648,15 @@ impl OrderedOutput for f64 {
     fn cmp_total(a: &Self, b: &Self) -> Ordering {
         a.total_cmp(b)
     }
-    fn describe_range(lower: Option<Self>, upper: Option<Self>) -> String {
-        match (lower, upper) {
-            (Some(a), Some(b)) => format!("{a:?} ≤ x < {b:?}"),
-            (Some(a), None) => format!("x ≥ {a:?}"),
-            (None, Some(b)) => format!("x < {b:?}"),
-            (None, None) => "any outcome".to_string(),
-        }
+}
+
+/// Describes `{lower ≤ x < upper}` (either side may be open).
+fn describe_range<T: Debug>(lower: Option<&T>, upper: Option<&T>) -> String {
+    match (lower, upper) {
+        (Some(a), Some(b)) => format!("{a:?} ≤ x < {b:?}"),
+        (Some(a), None) => format!("x ≥ {a:?}"),
+        (None, Some(b)) => format!("x < {b:?}"),
+        (None, None) => "any outcome".to_string(),
     }
 }
 
@@ -647,16 +670,16 @@ mod tests {
         let a = Auditor::pure(1.0).unwrap();
         let f = |_: &mut ChaCha20Rng| 0i64;
         assert!(matches!(
-            a.clone().samples(1).audit_discrete(f, f),
+            a.clone().samples(1).audit(f, f),
             Err(Error::InvalidParameter { name: "samples", .. })
         ));
         for bad in [0.0, 1.0, -1.0, f64::NAN] {
             assert!(matches!(
-                a.clone().alpha(bad).audit_discrete(f, f),
+                a.clone().alpha(bad).audit(f, f),
                 Err(Error::InvalidParameter { name: "alpha", .. })
             ));
         }
-        assert!(a.clone().events(0).audit_discrete(f, f).is_err());
+        assert!(a.clone().events(0).audit(f, f).is_err());
         assert!(a.clone().bins(1).audit_real(|_| 0.0, |_| 0.0).is_err());
         assert!(matches!(Auditor::pure(0.0), Err(Error::InvalidEpsilon { .. })));
         assert!(matches!(
@@ -681,7 +704,7 @@ mod tests {
     #[test]
     fn constant_and_identical_mechanisms_pass_with_zero_bound() {
         let a = Auditor::pure(0.1).unwrap().samples(2000);
-        let r = a.audit_discrete(|_| 7, |_| 7).unwrap();
+        let r = a.audit(|_| 7, |_| 7).unwrap();
         assert!(r.passed() && r.lower_bound == 0.0, "{r}");
         let r = a
             .audit_real(|rng| rng.next_u32() as f64, |rng| rng.next_u32() as f64)
@@ -698,7 +721,7 @@ mod tests {
         let r = Auditor::pure(1.0)
             .unwrap()
             .samples(2000)
-            .audit_discrete(|_| 0, |_| 1)
+            .audit(|_| 0, |_| 1)
             .unwrap();
         assert_eq!(r.verdict, Verdict::Fail);
         let w = r.witness().unwrap();
@@ -708,10 +731,11 @@ mod tests {
 
     #[test]
     fn cuts_are_distinct_integers_or_sorted_quantiles() {
-        let v: Vec<i64> = vec![1, 1, 2, 5, 5, 5];
-        assert_eq!(choose_cuts(&v, 4), vec![1, 2, 5]);
-        let w: Vec<i64> = (0..10_000).collect();
-        let c = choose_cuts(&w, 8);
+        let inner = |c: Vec<Ordinal<i64>>| c.into_iter().map(|o| o.0).collect::<Vec<i64>>();
+        let v: Vec<Ordinal<i64>> = [1, 1, 2, 5, 5, 5].into_iter().map(Ordinal).collect();
+        assert_eq!(inner(choose_cuts(&v, 4)), vec![1, 2, 5]);
+        let w: Vec<Ordinal<i64>> = (0..10_000).map(Ordinal).collect();
+        let c = inner(choose_cuts(&w, 8));
         assert!(c.len() < 40 && c.windows(2).all(|p| p[0] < p[1]));
         let x: Vec<f64> = (0..4096).map(|i| i as f64).collect();
         let c = choose_cuts(&x, 4);
@@ -725,7 +749,7 @@ mod tests {
     fn same_seed_same_report() {
         let a = Auditor::pure(1.0).unwrap().samples(4000).seed(9);
         let run = || {
-            a.audit_discrete(
+            a.audit(
                 |rng| (rng.next_u32() % 5) as i64,
                 |rng| (rng.next_u32() % 6) as i64,
             )
@@ -756,7 +780,7 @@ mod tests {
                 i64::MAX
             }
         };
-        let r = a.audit_discrete(ends, |_| i64::MAX).unwrap();
+        let r = a.audit(ends, |_| i64::MAX).unwrap();
         assert!(!r.passed(), "{r}");
         let _ = r.to_string();
         // The smallest sample size and a tiny alpha.
@@ -764,7 +788,7 @@ mod tests {
             .unwrap()
             .samples(2)
             .alpha(1e-12)
-            .audit_discrete(|_| 0, |_| 1)
+            .audit(|_| 0, |_| 1)
             .unwrap();
         assert!(
             r.passed(),
@@ -772,7 +796,7 @@ mod tests {
         );
         // Many distinct integers fall back to quantile cells.
         let wide = |rng: &mut ChaCha20Rng| rng.next_u64() as i64;
-        assert!(a.audit_discrete(wide, wide).unwrap().passed());
+        assert!(a.audit(wide, wide).unwrap().passed());
     }
 
     #[test]
@@ -836,7 +860,7 @@ mod tests {
             .samples(3000)
             .alpha(1e-4)
             .seed(5)
-            .audit_discrete(|_| 0, |r| (r.next_u32() % 2) as i64)
+            .audit(|_| 0, |r| (r.next_u32() % 2) as i64)
             .unwrap();
         let text = r.to_string();
         for needle in [
