@@ -5,7 +5,7 @@
 //! Run: `cargo bench --bench svt` (single thread, seeded ChaCha20).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::{AboveThreshold, Sparse};
+use dpmech::{AboveThreshold, Sparse, StreamingMechanism};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use std::hint::black_box;
@@ -67,7 +67,7 @@ fn sparse(c: &mut Criterion) {
     });
     group.bench_function("exact_Sparse::run", |b| {
         b.iter(|| {
-            let mut svt = Sparse::new(1e5, 1.0, 10, 1.0).unwrap();
+            let mut svt = Sparse::new(1e5, 1.0, 1.0, 10).unwrap();
             svt.run(black_box(&values), &mut rng).unwrap().len()
         })
     });

@@ -4,7 +4,9 @@
 //! Run: `cargo run --release --example sparse_vector`
 
 use dpmech::mechanisms::svt::sparse_alpha;
-use dpmech::{AboveThreshold, DefaultRng, Monotonicity, NumericSparse, Sparse, StandardSvt};
+use dpmech::{
+    AboveThreshold, DefaultRng, Monotonicity, NumericSparse, Sparse, StandardSvt, StreamingMechanism,
+};
 
 fn main() -> Result<(), dpmech::Error> {
     let mut rng = DefaultRng::from_os()?;
@@ -26,7 +28,7 @@ fn main() -> Result<(), dpmech::Error> {
         answers.len() - 1
     );
 
-    let mut sparse = Sparse::new(1000.0, 1.0, 3, 1.0)?;
+    let mut sparse = Sparse::new(1000.0, 1.0, 1.0, 3)?;
     let above: Vec<usize> = sparse
         .run(&counts, &mut rng)?
         .iter()
@@ -36,7 +38,7 @@ fn main() -> Result<(), dpmech::Error> {
     let alpha = sparse_alpha(1.0, 1.0, None, 3, counts.len(), 0.05)?;
     println!("Sparse (c = 3, ε = 1): above at {above:?}; (α, β) = ({alpha:.0}, 0.05)");
 
-    let mut numeric = NumericSparse::new(1000.0, 1.0, 3, 1.0)?;
+    let mut numeric = NumericSparse::new(1000.0, 1.0, 1.0, 3)?;
     let values: Vec<(usize, f64)> = numeric
         .run(&counts, &mut rng)?
         .iter()
@@ -46,7 +48,7 @@ fn main() -> Result<(), dpmech::Error> {
     println!("NumericSparse (c = 3, ε = 1): noisy values {values:?}");
 
     // Per-query thresholds and the optimal budget split, monotone counts.
-    let mut standard = StandardSvt::with_optimal_split(0.0, 1.0, 3, 1.0, Monotonicity::Monotone)?;
+    let mut standard = StandardSvt::with_optimal_split(0.0, 1.0, 1.0, 3, Monotonicity::Monotone)?;
     let pairs: Vec<(f64, f64)> = counts.iter().map(|&c| (c, 1000.0 + c / 10.0)).collect();
     let hits = standard.run_with_thresholds(&pairs, &mut rng)?;
     println!(

@@ -71,9 +71,14 @@
 //! * **Argument order:** data first, then sensitivity, then privacy parameters (ε, δ,
 //!   ρ), then structural parameters (a cutoff, a number of candidates or steps):
 //!   `laplace(value, sensitivity, ε)`, `Gaussian::analytic(Δ₂, ε, δ)`,
-//!   `Sparse::new(threshold, Δ, ε, cutoff)`.
+//!   `Sparse::new(threshold, Δ, ε, cutoff)`; composition: k, the per-step guarantee,
+//!   the target (`composition::advanced(k, step, δ′)`).
+//! * **Monotone scores are said one way:** a [`Monotonicity`] value as the last
+//!   argument (`Exponential::with_monotonicity`, `ReportNoisyMax::laplace_with_monotonicity`,
+//!   `StandardSvt::new`); plain constructors assume `General`.
 //! * **One verb:** a mechanism *releases* (`release`, `release_slice`,
-//!   `release_top_k`); an interactive one answers a stream (`query`, `run`).
+//!   `release_top_k`) through [`Mechanism`]; an interactive one answers a stream
+//!   (`query`, `run`) through [`StreamingMechanism`].
 //! * **`Result` wherever a release can be refused** (a non-finite query answer, an
 //!   empty score vector, a halted stream); inherent methods that cannot be refused
 //!   return the value itself, while through [`Mechanism`] every release is a `Result`.
@@ -124,8 +129,9 @@ pub use composition::Accountant;
 pub use error::Error;
 pub use mechanisms::{
     AboveThreshold, Answer, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse,
-    Laplace, Mechanism, Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax,
-    Sparse, StandardSvt, gaussian, geometric, laplace,
+    Laplace, Mechanism, Monotonicity, NumericAnswer, NumericSparse, NumericStandardSvt, PermuteAndFlip,
+    RandomizedResponse, ReportNoisyMax, Sparse, StandardSvt, StreamingMechanism, gaussian, geometric,
+    laplace,
 };
 pub use privacy::{Delta, Epsilon, PrivacyLoss, Rho};
 pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};

@@ -80,7 +80,7 @@ proptest! {
         let valid = !scores.is_empty() && scores.iter().all(|s| s.is_finite());
         let results = [
             Exponential::new(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
-            Exponential::monotone(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
+            Exponential::with_monotonicity(sensitivity, epsilon, dpmech::Monotonicity::Monotone).map(|m| m.release(&scores, &mut rng)),
             PermuteAndFlip::new(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
             ReportNoisyMax::laplace(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),
             ReportNoisyMax::exponential(sensitivity, epsilon).map(|m| m.release(&scores, &mut rng)),

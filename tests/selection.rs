@@ -63,7 +63,7 @@ fn exponential_mechanism_frequencies_match_the_softmax() {
     let scores = [0.0, 1.0, 2.0, 3.0, 5.0, 4.5];
     for (i, (epsilon, monotone)) in [(1.0, false), (0.5, false), (1.0, true)].into_iter().enumerate() {
         let mechanism = if monotone {
-            Exponential::monotone(1.0, epsilon).unwrap()
+            Exponential::with_monotonicity(1.0, epsilon, dpmech::Monotonicity::Monotone).unwrap()
         } else {
             Exponential::new(1.0, epsilon).unwrap()
         };
@@ -141,7 +141,7 @@ fn laplace_noisy_max_frequencies_match_numerical_integration() {
     let scores = [0.0, 1.0, 2.0, 3.5];
     for (i, (monotone, epsilon)) in [(true, 1.0), (false, 1.0)].into_iter().enumerate() {
         let mechanism = if monotone {
-            ReportNoisyMax::laplace_monotone(1.0, epsilon).unwrap()
+            ReportNoisyMax::laplace_with_monotonicity(1.0, epsilon, dpmech::Monotonicity::Monotone).unwrap()
         } else {
             ReportNoisyMax::laplace(1.0, epsilon).unwrap()
         };
@@ -201,7 +201,7 @@ fn exponential_mechanism_privacy_loss_and_negative_control() {
     );
     println!("exponential mechanism ε = {epsilon}, D vs D′:\n{report}");
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
-    let wrong = Exponential::monotone(1.0, epsilon).unwrap();
+    let wrong = Exponential::with_monotonicity(1.0, epsilon, dpmech::Monotonicity::Monotone).unwrap();
     let report = audit_selection(
         epsilon,
         5301,
@@ -260,7 +260,8 @@ fn report_noisy_max_privacy_loss_and_the_value_revealing_negative_control() {
     assert!(report.passed() && report.lower_bound <= epsilon, "{report}");
     // Counting queries under add/remove (monotone): Laplace(Δ/ε); the added record is
     // counted by candidate 0.
-    let monotone = ReportNoisyMax::laplace_monotone(1.0, epsilon).unwrap();
+    let monotone =
+        ReportNoisyMax::laplace_with_monotonicity(1.0, epsilon, dpmech::Monotonicity::Monotone).unwrap();
     let report = audit_selection(
         epsilon,
         5501,
@@ -316,7 +317,7 @@ fn seeds_example_3_1_7_wrong_answer_probability_is_within_the_bound() {
     let (c, epsilon) = (4.0f64, 1.0f64);
     for (i, monotone) in [false, true].into_iter().enumerate() {
         let mechanism = if monotone {
-            Exponential::monotone(1.0, epsilon).unwrap()
+            Exponential::with_monotonicity(1.0, epsilon, dpmech::Monotonicity::Monotone).unwrap()
         } else {
             Exponential::new(1.0, epsilon).unwrap()
         };

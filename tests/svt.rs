@@ -16,7 +16,10 @@ mod common;
 use common::Counting;
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::svt::{above_threshold_alpha, numeric_sparse_alpha, sparse_alpha};
-use dpmech::{AboveThreshold, Answer, Error, Monotonicity, NumericSparse, PrivacyLoss, Sparse, StandardSvt};
+use dpmech::{
+    AboveThreshold, Answer, Error, Monotonicity, NumericAnswer, NumericSparse, PrivacyLoss, Sparse,
+    StandardSvt, StreamingMechanism,
+};
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -79,7 +82,7 @@ impl Released {
     const LOWEST_BIN: i8 = -6;
     const HIGHEST_BIN: i8 = 6;
 
-    fn first_of(answers: &[Answer]) -> Self {
+    fn first_of(answers: &[NumericAnswer]) -> Self {
         answers
             .iter()
             .enumerate()
@@ -201,9 +204,9 @@ fn above_threshold_privacy_loss_is_at_most_epsilon_and_noise_free_queries_are_ca
 #[test]
 fn numeric_sparse_privacy_loss_is_at_most_epsilon_and_value_revealing_svt_is_caught() {
     let epsilon = 2.0;
-    let claim = NumericSparse::new(0.0, 1.0, 1, epsilon).unwrap().privacy_loss();
+    let claim = NumericSparse::new(0.0, 1.0, epsilon, 1).unwrap().privacy_loss();
     let numeric_sparse = |stream: &[f64], rng: &mut ChaCha20Rng| {
-        let mut svt = NumericSparse::new(0.0, 1.0, 1, epsilon).unwrap();
+        let mut svt = NumericSparse::new(0.0, 1.0, epsilon, 1).unwrap();
         Released::first_of(&svt.run(stream, rng).unwrap())
     };
     let pairs: [(u64, &[f64], &[f64]); 2] = [(20, &D3, &D3_PRIME), (21, &ZEROS4, &ONES4)];
@@ -253,14 +256,14 @@ fn sparse_privacy_loss_is_at_most_epsilon() {
     let epsilon = 2.0;
     let d = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
     let d_prime = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0];
-    let claim = Sparse::new(0.0, 1.0, 2, epsilon).unwrap().privacy_loss();
+    let claim = Sparse::new(0.0, 1.0, epsilon, 2).unwrap().privacy_loss();
     let report = audit(
         "Sparse c=2 ε=2",
         Auditor::new(claim).unwrap().seed(30),
         &d,
         &d_prime,
         |stream, rng| {
-            let mut svt = Sparse::new(0.0, 1.0, 2, epsilon).unwrap();
+            let mut svt = Sparse::new(0.0, 1.0, epsilon, 2).unwrap();
             Transcript::of(&svt.run(stream, rng).unwrap())
         },
     );
@@ -273,7 +276,7 @@ fn standard_svt_privacy_loss_is_at_most_epsilon() {
     let epsilon = 2.0;
     let d = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0];
     let d_prime = [1.0, 1.0, 0.0, 1.0, 1.0, 0.0];
-    let build = || StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::General).unwrap();
+    let build = || StandardSvt::with_optimal_split(0.0, 1.0, epsilon, 2, Monotonicity::General).unwrap();
     let report = audit(
         "StandardSvt c=2 ε=2 (optimal split)",
         Auditor::new(build().privacy_loss()).unwrap().seed(40),
@@ -291,7 +294,7 @@ fn monotone_standard_svt_privacy_loss_is_at_most_epsilon_on_monotone_streams() {
     let epsilon = 2.0;
     let d = [0.0; 6];
     let d_prime = [1.0; 6];
-    let build = || StandardSvt::with_optimal_split(0.0, 1.0, 2, epsilon, Monotonicity::Monotone).unwrap();
+    let build = || StandardSvt::with_optimal_split(0.0, 1.0, epsilon, 2, Monotonicity::Monotone).unwrap();
     let report = audit(
         "StandardSvt monotone c=2 ε=2",
         Auditor::new(build().privacy_loss()).unwrap().seed(45),
@@ -362,7 +365,7 @@ fn sparse_and_numeric_sparse_halt_after_c_above_answers() {
     let mut r = rng(2);
     let c = 3;
     let stream: Vec<f64> = (0..20).map(|i| if i % 4 == 1 { 1e4 } else { -1e4 }).collect();
-    let mut sparse = Sparse::new(0.0, 1.0, c, 1.0).unwrap();
+    let mut sparse = Sparse::new(0.0, 1.0, 1.0, c).unwrap();
     let answers = sparse.run(&stream, &mut r).unwrap();
     assert_eq!(answers.len(), 10, "halts at the third ⊤ (query 9)");
     assert_eq!(answers.iter().filter(|a| a.is_above()).count(), c);
@@ -379,10 +382,10 @@ fn sparse_and_numeric_sparse_halt_after_c_above_answers() {
     assert!(sparse.threshold_scale() >= 6.0 && sparse.threshold_scale() <= 6.0 * (1.0 + 1e-9));
     assert!(sparse.query_scale() >= 12.0 && sparse.query_scale() <= 12.0 * (1.0 + 1e-9));
 
-    let mut numeric = NumericSparse::new(0.0, 1.0, c, 1.0).unwrap();
+    let mut numeric = NumericSparse::new(0.0, 1.0, 1.0, c).unwrap();
     let answers = numeric.run(&stream, &mut r).unwrap();
     assert_eq!(answers.len(), 10);
-    let values: Vec<f64> = answers.iter().filter_map(Answer::value).collect();
+    let values: Vec<f64> = answers.iter().filter_map(NumericAnswer::value).collect();
     assert_eq!(values.len(), c);
     for v in values {
         assert_eq!(v % numeric.value_granularity(), 0.0, "on the public grid");
@@ -398,7 +401,7 @@ fn sparse_and_numeric_sparse_halt_after_c_above_answers() {
 
 #[test]
 fn approximate_variants_report_epsilon_delta_and_reject_too_large_epsilon() {
-    let sparse = Sparse::approximate(0.0, 1.0, 10, 1.0, 1e-6).unwrap();
+    let sparse = Sparse::approximate(0.0, 1.0, 1.0, 1e-6, 10).unwrap();
     assert_eq!(
         sparse.privacy_loss(),
         PrivacyLoss::Approximate {
@@ -409,7 +412,7 @@ fn approximate_variants_report_epsilon_delta_and_reject_too_large_epsilon() {
     let sigma = (32.0 * 10.0 * 1e6f64.ln()).sqrt();
     assert!(sparse.threshold_scale() >= sigma && sparse.threshold_scale() <= sigma * (1.0 + 1e-9));
     assert!(sparse.query_scale() >= 2.0 * sigma);
-    let numeric = NumericSparse::approximate(0.0, 1.0, 10, 1.0, 1e-6).unwrap();
+    let numeric = NumericSparse::approximate(0.0, 1.0, 1.0, 1e-6, 10).unwrap();
     assert_eq!(
         numeric.privacy_loss(),
         PrivacyLoss::Approximate {
@@ -420,11 +423,11 @@ fn approximate_variants_report_epsilon_delta_and_reject_too_large_epsilon() {
     let sigma1 = (32.0 * 10.0 * 2e6f64.ln()).sqrt() * (512f64.sqrt() + 1.0) / 512f64.sqrt();
     assert!(numeric.threshold_scale() >= sigma1 && numeric.threshold_scale() <= sigma1 * (1.0 + 1e-9));
     assert!(matches!(
-        Sparse::approximate(0.0, 1.0, 10, 1000.0, 0.5),
+        Sparse::approximate(0.0, 1.0, 1000.0, 0.5, 10),
         Err(Error::InvalidParameter { name: "epsilon", .. })
     ));
     assert!(matches!(
-        Sparse::approximate(0.0, 1.0, 10, 1.0, 0.0),
+        Sparse::approximate(0.0, 1.0, 1.0, 0.0, 10),
         Err(Error::InvalidDelta { .. })
     ));
 }
@@ -432,7 +435,7 @@ fn approximate_variants_report_epsilon_delta_and_reject_too_large_epsilon() {
 #[test]
 fn standard_svt_uses_per_query_thresholds() {
     let mut r = rng(3);
-    let mut svt = StandardSvt::new(0.0, 1.0, 2, 50.0, 50.0, Monotonicity::General).unwrap();
+    let mut svt = StandardSvt::new(0.0, 1.0, 50.0, 50.0, 2, Monotonicity::General).unwrap();
     let answers = svt
         .run_with_thresholds(
             &[(100.0, 1000.0), (100.0, -1000.0), (100.0, 1000.0), (-5.0, -900.0)],
@@ -451,7 +454,7 @@ fn standard_svt_uses_per_query_thresholds() {
             cutoff: 2
         })
     ));
-    let mut fresh = StandardSvt::new(0.0, 1.0, 2, 50.0, 50.0, Monotonicity::General).unwrap();
+    let mut fresh = StandardSvt::new(0.0, 1.0, 50.0, 50.0, 2, Monotonicity::General).unwrap();
     assert!(matches!(
         fresh.query_with_threshold(1.0, f64::NAN, &mut r),
         Err(Error::InvalidParameter {
@@ -465,8 +468,8 @@ fn standard_svt_uses_per_query_thresholds() {
 #[test]
 fn monotone_option_halves_the_query_noise_exactly_as_documented() {
     let (c, e1, e2) = (4usize, 0.5, 1.0);
-    let general = StandardSvt::new(0.0, 1.0, c, e1, e2, Monotonicity::General).unwrap();
-    let monotone = StandardSvt::new(0.0, 1.0, c, e1, e2, Monotonicity::Monotone).unwrap();
+    let general = StandardSvt::new(0.0, 1.0, e1, e2, c, Monotonicity::General).unwrap();
+    let monotone = StandardSvt::new(0.0, 1.0, e1, e2, c, Monotonicity::Monotone).unwrap();
     // General: Lap(2cΔ/ε₂) = 8; monotone: Lap(cΔ/ε₂) = 4; threshold Lap(Δ/ε₁) = 2 in both.
     let close = |x: f64, target: f64| x >= target && x <= target * (1.0 + 1e-9);
     assert!(close(general.query_scale(), 8.0), "{}", general.query_scale());
@@ -482,7 +485,7 @@ fn monotone_option_halves_the_query_noise_exactly_as_documented() {
         (Monotonicity::General, 2.0 * c as f64),
         (Monotonicity::Monotone, c as f64),
     ] {
-        let svt = StandardSvt::with_optimal_split(0.0, 1.0, c, 1.0, kind).unwrap();
+        let svt = StandardSvt::with_optimal_split(0.0, 1.0, 1.0, c, kind).unwrap();
         let ratio = svt.epsilon2() / svt.epsilon1();
         assert!((ratio - base.powf(2.0 / 3.0)).abs() < 1e-9, "{kind:?}: {ratio}");
         assert!(svt.epsilon1() + svt.epsilon2() <= 1.0);
@@ -490,11 +493,11 @@ fn monotone_option_halves_the_query_noise_exactly_as_documented() {
         assert_eq!(svt.monotonicity(), kind);
     }
     // Numeric answers: Lap(cΔ/ε₃), charged on top.
-    let numeric = StandardSvt::new(0.0, 1.0, c, e1, e2, Monotonicity::General)
+    let numeric = StandardSvt::new(0.0, 1.0, e1, e2, c, Monotonicity::General)
         .unwrap()
         .with_numeric_answers(0.5)
         .unwrap();
-    assert!(close(numeric.value_scale().unwrap(), 8.0));
+    assert!(close(numeric.value_scale(), 8.0));
     assert!(numeric.privacy_loss().epsilon().unwrap() >= 2.0);
 }
 
@@ -505,14 +508,17 @@ fn non_finite_values_are_rejected_before_any_randomness_and_keep_the_state() {
         words: 0,
     };
     let mut at = AboveThreshold::new(0.0, 1.0, 1.0).unwrap();
-    let mut sparse = Sparse::new(0.0, 1.0, 2, 1.0).unwrap();
-    let mut numeric = NumericSparse::new(0.0, 1.0, 2, 1.0).unwrap();
-    let mut standard = StandardSvt::with_optimal_split(0.0, 1.0, 2, 1.0, Monotonicity::General).unwrap();
+    let mut sparse = Sparse::new(0.0, 1.0, 1.0, 2).unwrap();
+    let mut numeric = NumericSparse::new(0.0, 1.0, 1.0, 2).unwrap();
+    let mut standard = StandardSvt::with_optimal_split(0.0, 1.0, 1.0, 2, Monotonicity::General).unwrap();
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let expected = |e: Result<Answer, Error>| matches!(e, Err(Error::NonFiniteValue { index: 0, .. }));
         assert!(expected(at.query(bad, &mut counting)));
         assert!(expected(sparse.query(bad, &mut counting)));
-        assert!(expected(numeric.query(bad, &mut counting)));
+        assert!(matches!(
+            numeric.query(bad, &mut counting),
+            Err(Error::NonFiniteValue { index: 0, .. })
+        ));
         assert!(expected(standard.query(bad, &mut counting)));
         assert!(matches!(
             sparse.run(&[1.0, 2.0, bad], &mut counting),
@@ -558,11 +564,11 @@ fn invalid_parameters_are_typed_errors() {
         Err(Error::InvalidEpsilon { .. })
     ));
     assert!(matches!(
-        Sparse::new(0.0, 1.0, 0, 1.0),
+        Sparse::new(0.0, 1.0, 1.0, 0),
         Err(Error::InvalidParameter { name: "cutoff", .. })
     ));
     assert!(matches!(
-        StandardSvt::new(0.0, 1.0, 1, 1.0, f64::INFINITY, Monotonicity::Monotone),
+        StandardSvt::new(0.0, 1.0, 1.0, f64::INFINITY, 1, Monotonicity::Monotone),
         Err(Error::InvalidEpsilon { .. })
     ));
     assert!(matches!(
@@ -574,21 +580,21 @@ fn invalid_parameters_are_typed_errors() {
 #[test]
 fn pinned_answers_for_a_fixed_seed() {
     let mut r = rng(99);
-    let mut svt = Sparse::new(0.0, 1.0, 2, 1.0).unwrap();
+    let mut svt = Sparse::new(0.0, 1.0, 1.0, 2).unwrap();
     let stream = [-3.0, 1.0, 2.0, -1.0, 5.0, 0.0, 4.0, 3.0];
     let first = svt.run(&stream, &mut r).unwrap();
     let mut r2 = rng(99);
-    let mut again = Sparse::new(0.0, 1.0, 2, 1.0).unwrap();
+    let mut again = Sparse::new(0.0, 1.0, 1.0, 2).unwrap();
     assert_eq!(
         first,
         again.run(&stream, &mut r2).unwrap(),
         "deterministic for a seed"
     );
-    use Answer::{Above, Below, Value};
+    use Answer::Above;
     // Re-pinned when the discrete Laplace sampler became draw-independent: the first
     // two queries now come out above, which exhausts the cutoff c = 2.
     assert_eq!(first, vec![Above, Above]);
-    let mut numeric = NumericSparse::new(0.0, 1.0, 2, 4.0).unwrap();
+    let mut numeric = NumericSparse::new(0.0, 1.0, 4.0, 2).unwrap();
     let values = numeric.run(&[-30.0, 50.0, -30.0, 60.0], &mut rng(100)).unwrap();
     let g = numeric.value_granularity();
     assert_eq!(g, 2f64.powi(-40));
@@ -596,10 +602,10 @@ fn pinned_answers_for_a_fixed_seed() {
     assert_eq!(
         values,
         vec![
-            Below,
-            Value(57_629_388_075_068.0 * g),
-            Below,
-            Value(59_339_919_238_960.0 * g)
+            NumericAnswer::Below,
+            NumericAnswer::Value(57_629_388_075_068.0 * g),
+            NumericAnswer::Below,
+            NumericAnswer::Value(59_339_919_238_960.0 * g)
         ]
     );
 }
@@ -659,22 +665,45 @@ fn sparse_stream(threshold: f64, alpha: f64, c: usize, k: usize) -> Vec<f64> {
     stream
 }
 
-fn sparse_violation(answers: &[Answer], stream: &[f64], threshold: f64, alpha: f64) -> bool {
-    answers.len() != stream.len()
-        || !answers.iter().zip(stream).all(|(a, &f)| match *a {
+/// One answer against the accuracy theorem's α: ⊥ only if `f ≤ T + α`, ⊤ only if
+/// `f ≥ T − α`, a released value within α of `f`.
+trait Accurate {
+    fn within(&self, f: f64, threshold: f64, alpha: f64) -> bool;
+}
+
+impl Accurate for Answer {
+    fn within(&self, f: f64, threshold: f64, alpha: f64) -> bool {
+        match self {
             Answer::Below => f <= threshold + alpha,
             Answer::Above => f >= threshold - alpha,
-            Answer::Value(v) => (v - f).abs() <= alpha,
-        })
+        }
+    }
+}
+
+impl Accurate for NumericAnswer {
+    fn within(&self, f: f64, threshold: f64, alpha: f64) -> bool {
+        match *self {
+            NumericAnswer::Below => f <= threshold + alpha,
+            NumericAnswer::Value(v) => (v - f).abs() <= alpha,
+        }
+    }
+}
+
+fn sparse_violation<A: Accurate>(answers: &[A], stream: &[f64], threshold: f64, alpha: f64) -> bool {
+    answers.len() != stream.len()
+        || !answers
+            .iter()
+            .zip(stream)
+            .all(|(a, &f)| a.within(f, threshold, alpha))
 }
 
 /// Runs a Sparse-family mechanism `runs` times on a stream where the accuracy theorem's
 /// premise holds (δ = 0 and δ = 10⁻⁶) and checks the violation rate against β.
-fn check_sparse_family_accuracy(
+fn check_sparse_family_accuracy<A: Accurate>(
     name: &str,
     seed: u64,
     alpha_of: impl Fn(Option<f64>) -> f64,
-    answers_of: impl Fn(Option<f64>, &[f64], &mut ChaCha20Rng) -> Vec<Answer>,
+    answers_of: impl Fn(Option<f64>, &[f64], &mut ChaCha20Rng) -> Vec<A>,
 ) {
     let (c, k, beta, runs) = (3, 60, 0.1, 2000);
     let threshold = 0.0;
@@ -702,8 +731,8 @@ fn sparse_is_alpha_beta_accurate_pure_and_approximate() {
         |delta| sparse_alpha(1.0, 1.0, delta, 3, 60, 0.1).unwrap(),
         |delta, stream, r| {
             let mut svt = match delta {
-                None => Sparse::new(0.0, 1.0, 3, 1.0).unwrap(),
-                Some(d) => Sparse::approximate(0.0, 1.0, 3, 1.0, d).unwrap(),
+                None => Sparse::new(0.0, 1.0, 1.0, 3).unwrap(),
+                Some(d) => Sparse::approximate(0.0, 1.0, 1.0, d, 3).unwrap(),
             };
             svt.run(stream, r).unwrap()
         },
@@ -718,8 +747,8 @@ fn numeric_sparse_is_alpha_beta_accurate() {
         |delta| numeric_sparse_alpha(1.0, 1.0, delta, 3, 60, 0.1).unwrap(),
         |delta, stream, r| {
             let mut svt = match delta {
-                None => NumericSparse::new(0.0, 1.0, 3, 1.0).unwrap(),
-                Some(d) => NumericSparse::approximate(0.0, 1.0, 3, 1.0, d).unwrap(),
+                None => NumericSparse::new(0.0, 1.0, 1.0, 3).unwrap(),
+                Some(d) => NumericSparse::approximate(0.0, 1.0, 1.0, d, 3).unwrap(),
             };
             svt.run(stream, r).unwrap()
         },
@@ -741,7 +770,7 @@ fn the_seeds_delta_positive_numeric_sparse_alpha_is_too_small() {
     let mut r = rng(81);
     let mut violations = 0;
     for _ in 0..runs {
-        let mut svt = NumericSparse::approximate(threshold, 1.0, c, epsilon, delta).unwrap();
+        let mut svt = NumericSparse::approximate(threshold, 1.0, epsilon, delta, c).unwrap();
         let answers = svt.run(&stream, &mut r).unwrap();
         violations += usize::from(sparse_violation(&answers, &stream, threshold, seed_alpha));
     }
@@ -779,6 +808,23 @@ fn any_float() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// The value an answer releases, if any (none for the ⊤/⊥ mechanisms).
+trait ReleasedValue {
+    fn of(&self) -> Option<f64>;
+}
+
+impl ReleasedValue for Answer {
+    fn of(&self) -> Option<f64> {
+        None
+    }
+}
+
+impl ReleasedValue for NumericAnswer {
+    fn of(&self) -> Option<f64> {
+        self.value()
+    }
+}
+
 /// Feeds `values` one by one; checks that errors are typed and leave the state as it
 /// was, and that answers stop at the halt.
 macro_rules! exercise {
@@ -790,7 +836,7 @@ macro_rules! exercise {
                 Ok(answer) => {
                     prop_assert!(!halted && value.is_finite());
                     prop_assert_eq!(svt.answered(), before + 1);
-                    if let Some(v) = answer.value() {
+                    if let Some(v) = ReleasedValue::of(&answer) {
                         prop_assert!(v.is_finite());
                     }
                 }
@@ -821,30 +867,30 @@ proptest! {
         if let Ok(svt) = AboveThreshold::new(threshold, sensitivity, epsilon) {
             exercise!(svt, &values, &mut r);
         }
-        if let Ok(svt) = Sparse::new(threshold, sensitivity, cutoff, epsilon) {
+        if let Ok(svt) = Sparse::new(threshold, sensitivity, epsilon, cutoff) {
             exercise!(svt, &values, &mut r);
         }
-        if let Ok(svt) = Sparse::approximate(threshold, sensitivity, cutoff, epsilon, delta) {
+        if let Ok(svt) = Sparse::approximate(threshold, sensitivity, epsilon, delta, cutoff) {
             exercise!(svt, &values, &mut r);
         }
-        if let Ok(svt) = NumericSparse::new(threshold, sensitivity, cutoff, epsilon) {
+        if let Ok(svt) = NumericSparse::new(threshold, sensitivity, epsilon, cutoff) {
             exercise!(svt, &values, &mut r);
         }
-        if let Ok(svt) = NumericSparse::approximate(threshold, sensitivity, cutoff, epsilon, delta) {
+        if let Ok(svt) = NumericSparse::approximate(threshold, sensitivity, epsilon, delta, cutoff) {
             exercise!(svt, &values, &mut r);
         }
         for kind in [Monotonicity::General, Monotonicity::Monotone] {
-            if let Ok(svt) = StandardSvt::with_optimal_split(threshold, sensitivity, cutoff, epsilon, kind) {
+            if let Ok(svt) = StandardSvt::with_optimal_split(threshold, sensitivity, epsilon, cutoff, kind) {
                 exercise!(svt, &values, &mut r);
             }
-            if let Ok(svt) = StandardSvt::new(threshold, sensitivity, cutoff, epsilon, delta, kind)
+            if let Ok(svt) = StandardSvt::new(threshold, sensitivity, epsilon, delta, cutoff, kind)
                 .and_then(|s| s.with_numeric_answers(epsilon))
             {
                 exercise!(svt, &values, &mut r);
             }
         }
         // Batch helpers: never panic either.
-        if let Ok(mut svt) = Sparse::new(threshold, sensitivity, cutoff, epsilon) {
+        if let Ok(mut svt) = Sparse::new(threshold, sensitivity, epsilon, cutoff) {
             let _ = svt.run(&values, &mut r);
         }
     }

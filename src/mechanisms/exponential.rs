@@ -1,7 +1,7 @@
 //! Selection mechanisms over a slice of scores: the exponential mechanism (and its
 //! top-k peeling form) and permute-and-flip, both sampled exactly on a grid.
 
-use super::check_finite;
+use super::{Monotonicity, check_finite};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, bernoulli_exp_neg_dyadic, sample_index_exp_neg, uniform_below_bits};
@@ -140,7 +140,7 @@ impl ScoreScale {
 ///   sequential selections without replacement) is `k·ε`-DP by basic composition.
 /// * **Sensitivity:** `Δu` bounds `|u(x, r) − u(x′, r)|` for every candidate `r` and
 ///   neighbouring `x, x′` (the L∞ sensitivity of the score vector) under the relation it
-///   was computed for. [`Exponential::monotone`] additionally requires that between
+///   was computed for. [`Monotonicity::Monotone`] additionally requires that between
 ///   any neighbours all scores move in the same direction (e.g. counts under add/remove).
 /// * **Output:** the index only.
 /// * **Exactness:** scores are clamped and rounded to a public grid `g ≤ Δu·2⁻²⁰`, the
@@ -172,7 +172,7 @@ impl ScoreScale {
 pub struct Exponential {
     sensitivity: f64,
     epsilon: f64,
-    monotone: bool,
+    scores: Monotonicity,
     scale: ScoreScale,
 }
 
@@ -180,20 +180,17 @@ impl Exponential {
     /// The exponential mechanism for scores of sensitivity `sensitivity` at level
     /// `epsilon`: `Pr[r] ∝ exp(ε·u/(2Δu))`.
     pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
-        Self::build(sensitivity, epsilon, false)
+        Self::with_monotonicity(sensitivity, epsilon, Monotonicity::General)
     }
 
-    /// The exponential mechanism for **monotone** utilities: `Pr[r] ∝ exp(ε·u/Δu)`.
-    pub fn monotone(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
-        Self::build(sensitivity, epsilon, true)
-    }
-
-    fn build(sensitivity: f64, epsilon: f64, monotone: bool) -> Result<Self, Error> {
-        let scale = ScoreScale::new(sensitivity, epsilon, if monotone { 1.0 } else { 2.0 })?;
+    /// The exponential mechanism for scores of the given [`Monotonicity`]:
+    /// `Pr[r] ∝ exp(ε·u/(2Δu))`, or `exp(ε·u/Δu)` for monotone utilities.
+    pub fn with_monotonicity(sensitivity: f64, epsilon: f64, scores: Monotonicity) -> Result<Self, Error> {
+        let scale = ScoreScale::new(sensitivity, epsilon, scores.factor())?;
         Ok(Self {
             sensitivity,
             epsilon,
-            monotone,
+            scores,
             scale,
         })
     }
@@ -268,7 +265,7 @@ impl Exponential {
     /// above `OPT − accuracy_gap(n, t)`, where `accuracy_gap = (2Δu/ε)(ln n + t)`
     /// (`(Δu/ε)(ln n + t)` for monotone utilities), up to the grid rounding `g`.
     pub fn accuracy_gap(&self, candidates: usize, t: f64) -> f64 {
-        let lambda = if self.monotone { 1.0 } else { 2.0 };
+        let lambda = self.scores.factor();
         let log_n = round::ln_up(candidates.max(1) as f64);
         round::add_up(
             round::mul_up(
@@ -279,9 +276,9 @@ impl Exponential {
         )
     }
 
-    /// Whether the monotone form is used.
-    pub fn is_monotone(&self) -> bool {
-        self.monotone
+    /// The declared monotonicity of the scores.
+    pub fn monotonicity(&self) -> Monotonicity {
+        self.scores
     }
 
     /// The score grid `g`.

@@ -27,6 +27,7 @@ mod gaussian;
 mod geometric;
 mod laplace;
 mod mechanism;
+mod monotonicity;
 mod noisy_max;
 mod randomized_response;
 pub mod svt;
@@ -40,9 +41,13 @@ pub(crate) use geometric::{check_beta, discrete_laplace_half_width};
 pub use laplace::Laplace;
 pub(crate) use laplace::check_finite;
 pub use mechanism::Mechanism;
+pub use monotonicity::Monotonicity;
 pub use noisy_max::ReportNoisyMax;
 pub use randomized_response::{KaryRandomizedResponse, RandomizedResponse};
-pub use svt::{AboveThreshold, Answer, Monotonicity, NumericSparse, Sparse, StandardSvt};
+pub use svt::{
+    AboveThreshold, Answer, NumericAnswer, NumericSparse, NumericStandardSvt, Sparse, StandardSvt,
+    StreamingMechanism,
+};
 
 use crate::Error;
 use crate::rng::with_thread_rng;

@@ -1,5 +1,6 @@
 //! Report-noisy-max with Laplace noise and with exponential noise, exactly on a grid.
 
+use super::Monotonicity;
 use super::exponential::{ScoreScale, permute_and_flip};
 use crate::privacy::{PrivacyLoss, round};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational, uniform_below_bits};
@@ -18,11 +19,14 @@ enum Noise {
 /// noisy scores themselves are never released: releasing them is not private at this
 /// noise level).
 ///
-/// * [`ReportNoisyMax::laplace_monotone`] — Laplace noise of scale `Δu/ε`, for monotone
-///   scores (between any neighbours all scores move in the same direction, e.g. counting
-///   queries under add/remove one record: Dwork & Roth Claim 3.9). **Pure ε-DP.**
 /// * [`ReportNoisyMax::laplace`] — Laplace noise of scale `2Δu/ε`, for arbitrary scores
-///   of L∞ sensitivity `Δu` (either neighbouring relation). **Pure ε-DP.**
+///   of L∞ sensitivity `Δu` (either neighbouring relation). **Pure ε-DP.** Twice the
+///   textbook counting-query noise, on purpose: with general scores the winner's score
+///   can rise by Δu while a rival's falls by Δu, and the proof needs both.
+/// * [`ReportNoisyMax::laplace_with_monotonicity`] with [`Monotonicity::Monotone`] —
+///   Laplace noise of scale `Δu/ε`, for monotone scores (between any neighbours all
+///   scores move in the same direction, e.g. counting queries under add/remove one
+///   record: Dwork & Roth Claim 3.9). **Pure ε-DP.**
 /// * [`ReportNoisyMax::exponential`] — exponential noise of scale `2Δu/ε`: its output has
 ///   exactly the distribution of permute-and-flip (Ding, Gong, Kifer et al. 2021,
 ///   "The permute-and-flip mechanism is identical to report-noisy-max with exponential
@@ -46,11 +50,11 @@ enum Noise {
 /// (see [`PermuteAndFlip`](super::PermuteAndFlip)).
 ///
 /// ```
-/// use dpmech::ReportNoisyMax;
+/// use dpmech::{Monotonicity, ReportNoisyMax};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let counts = [120.0, 95.0, 130.0]; // counting queries: monotone, Δ = 1
-/// let mechanism = ReportNoisyMax::laplace_monotone(1.0, 0.5)?;
+/// let mechanism = ReportNoisyMax::laplace_with_monotonicity(1.0, 0.5, Monotonicity::Monotone)?;
 /// let winner = mechanism.release(&counts, &mut ChaCha20Rng::seed_from_u64(1))?;
 /// assert!(winner < 3);
 /// # Ok::<(), dpmech::Error>(())
@@ -63,15 +67,21 @@ pub struct ReportNoisyMax {
 }
 
 impl ReportNoisyMax {
-    /// Laplace noise of scale `2Δu/ε`: ε-DP for any scores of L∞ sensitivity `Δu`.
+    /// Laplace noise of scale `2Δu/ε`: ε-DP for any scores of L∞ sensitivity `Δu`
+    /// (for monotone scores, half of it suffices:
+    /// [`laplace_with_monotonicity`](Self::laplace_with_monotonicity)).
     pub fn laplace(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
-        Self::with_laplace(sensitivity, epsilon, 2.0)
+        Self::laplace_with_monotonicity(sensitivity, epsilon, Monotonicity::General)
     }
 
-    /// Laplace noise of scale `Δu/ε`: ε-DP for **monotone** scores (e.g. counts under
-    /// add/remove one record).
-    pub fn laplace_monotone(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
-        Self::with_laplace(sensitivity, epsilon, 1.0)
+    /// Laplace noise of scale `2Δu/ε` for [`Monotonicity::General`] scores, `Δu/ε` for
+    /// [`Monotonicity::Monotone`] ones (e.g. counts under add/remove one record).
+    pub fn laplace_with_monotonicity(
+        sensitivity: f64,
+        epsilon: f64,
+        scores: Monotonicity,
+    ) -> Result<Self, Error> {
+        Self::with_laplace(sensitivity, epsilon, scores.factor())
     }
 
     /// Exponential noise of scale `2Δu/ε` (sampled as permute-and-flip): ε-DP.

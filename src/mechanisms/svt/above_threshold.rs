@@ -1,7 +1,7 @@
 //! AboveThreshold: halt at the first query whose noisy value reaches the noisy threshold.
 
 use super::core_state::{Stream, run_bits};
-use super::{Answer, Comparator, check_threshold};
+use super::{Answer, Comparator, StreamingMechanism, check_threshold};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
 
@@ -26,7 +26,7 @@ use crate::{CryptoRng, Error};
 ///   dropping the query noise, is not private and is not possible here.
 ///
 /// ```
-/// use dpmech::{AboveThreshold, Answer, Error};
+/// use dpmech::{AboveThreshold, Answer, Error, StreamingMechanism};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let mut rng = ChaCha20Rng::seed_from_u64(7);
@@ -68,47 +68,6 @@ impl AboveThreshold {
         })
     }
 
-    /// Answers one query value `fᵢ(D)`: [`Answer::Above`] (and halts) or
-    /// [`Answer::Below`]. Errors, before any randomness and without changing the state:
-    /// [`Error::Halted`] after the first ⊤, [`Error::NonFiniteValue`] for NaN/±∞.
-    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.check(value, self.threshold)?;
-        Ok(if self.stream.compare(value, self.threshold, rng) {
-            Answer::Above
-        } else {
-            Answer::Below
-        })
-    }
-
-    /// Runs a slice of query values and returns the answers up to and including the
-    /// first ⊤; later values are not used. The whole slice is validated before any
-    /// randomness is drawn. Errors as [`query`](Self::query).
-    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        validate_all(&self.stream, values, self.threshold)?;
-        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
-    }
-
-    /// [`run`](Self::run) over any iterator of values (collected first, so a
-    /// non-finite value anywhere is rejected before any randomness is drawn).
-    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
-    where
-        I: IntoIterator<Item = f64>,
-        R: CryptoRng + ?Sized,
-    {
-        let values: Vec<f64> = values.into_iter().collect();
-        self.run(&values, rng)
-    }
-
-    /// `true` once the first ⊤ has been given.
-    pub fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    /// Number of queries answered so far.
-    pub fn answered(&self) -> usize {
-        self.stream.answered()
-    }
-
     /// The scale of the threshold noise, `τ_T·g ≥ 2Δ/ε`.
     pub fn threshold_scale(&self) -> f64 {
         self.stream.comparator.threshold_scale()
@@ -133,12 +92,38 @@ impl AboveThreshold {
     pub fn sensitivity(&self) -> f64 {
         self.sensitivity
     }
+}
 
-    /// `PrivacyLoss::Pure { epsilon }` for the whole run.
-    pub fn privacy_loss(&self) -> PrivacyLoss {
+/// ⊤ (and halt) or ⊥ for each query; pure ε-DP for the whole run.
+impl StreamingMechanism for AboveThreshold {
+    type Answer = Answer;
+
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.query(value, self.threshold, rng)
+    }
+
+    fn validate(&self, values: &[f64]) -> Result<(), Error> {
+        validate_all(&self.stream, values, self.threshold)
+    }
+
+    fn privacy_loss(&self) -> PrivacyLoss {
         PrivacyLoss::Pure {
             epsilon: self.epsilon,
         }
+    }
+
+    fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+
+    /// The batch path: one bit source for the whole slice.
+    fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+        self.validate(values)?;
+        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 }
 

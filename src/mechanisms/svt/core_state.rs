@@ -74,6 +74,21 @@ impl Stream {
         super::check_threshold(threshold).map(|_| ())
     }
 
+    /// [`check`](Self::check), then one comparison: ⊤ or ⊥.
+    pub(super) fn query<R: CryptoRng + ?Sized>(
+        &mut self,
+        value: f64,
+        threshold: f64,
+        rng: &mut R,
+    ) -> Result<super::Answer, Error> {
+        self.check(value, threshold)?;
+        Ok(if self.compare(value, threshold, rng) {
+            super::Answer::Above
+        } else {
+            super::Answer::Below
+        })
+    }
+
     /// One comparison, after [`check`](Self::check) succeeded. The threshold noise is
     /// drawn at the first query (and after each "above" when re-drawing).
     pub(super) fn compare<R: CryptoRng + ?Sized>(&mut self, value: f64, threshold: f64, rng: &mut R) -> bool {

@@ -6,7 +6,12 @@
 //! | [`AboveThreshold`] | ⊥…⊥⊤ | the first ⊤ | pure ε-DP |
 //! | [`Sparse`] | ⊥/⊤ | `c` ⊤ (threshold re-drawn after each) | pure ε-DP (δ = 0) or (ε, δ)-DP |
 //! | [`NumericSparse`] | ⊥ / noisy value | `c` values | pure ε-DP (δ = 0) or (ε, δ)-DP |
-//! | [`StandardSvt`] | ⊥/⊤ or noisy value, per-query thresholds | `c` ⊤ | pure (ε₁ + ε₂ + ε₃)-DP |
+//! | [`StandardSvt`] | ⊥/⊤, per-query thresholds | `c` ⊤ | pure (ε₁ + ε₂)-DP |
+//! | [`NumericStandardSvt`] | ⊥ / noisy value, per-query thresholds | `c` values | pure (ε₁ + ε₂ + ε₃)-DP |
+//!
+//! All share [`StreamingMechanism`] (`query`, `run`, `privacy_loss`, `is_halted`);
+//! constructors take the threshold, the sensitivity, the privacy parameters, then the
+//! cutoff `c` (and, for [`StandardSvt`], the queries' [`Monotonicity`](crate::Monotonicity)).
 //!
 //! Algorithms 5–8 of the seed document 001 (after Dwork & Roth 2014, §3.6, and Lyu,
 //! Su & Li 2017, Alg. 7). Every type is **stateful and not `Clone`**: a copy would
@@ -57,39 +62,130 @@ mod standard;
 pub use above_threshold::AboveThreshold;
 pub use numeric_sparse::NumericSparse;
 pub use sparse::Sparse;
-pub use standard::{Monotonicity, StandardSvt};
+pub use standard::{NumericStandardSvt, StandardSvt};
 
 use super::check_beta;
-use crate::privacy::{check_delta, check_epsilon, round};
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
 use crate::{CryptoRng, Error, Laplace};
 
-/// One answer of a sparse-vector mechanism.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One answer of a sparse-vector mechanism that releases no values
+/// ([`AboveThreshold`], [`Sparse`], [`StandardSvt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Answer {
     /// ⊥: the noisy query value stayed below the noisy threshold.
     Below,
     /// ⊤: the noisy query value reached the noisy threshold (no value released).
     Above,
-    /// ⊤ with a numeric answer `fᵢ(D) + fresh noise` (an exact multiple of the
-    /// numeric release's grid): produced by [`NumericSparse`] and by a
-    /// [`StandardSvt`] with ε₃.
-    Value(f64),
 }
 
 impl Answer {
-    /// `true` for [`Answer::Above`] and [`Answer::Value`].
+    /// `true` for [`Answer::Above`].
     pub fn is_above(&self) -> bool {
-        !matches!(self, Self::Below)
+        *self == Self::Above
+    }
+}
+
+/// One answer of a sparse-vector mechanism that releases a value for each ⊤
+/// ([`NumericSparse`], [`NumericStandardSvt`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NumericAnswer {
+    /// ⊥: the noisy query value stayed below the noisy threshold.
+    Below,
+    /// ⊤ with `fᵢ(D) + fresh noise` (an exact multiple of the numeric release's grid).
+    Value(f64),
+}
+
+impl NumericAnswer {
+    /// `true` for [`NumericAnswer::Value`].
+    pub fn is_above(&self) -> bool {
+        matches!(self, Self::Value(_))
     }
 
-    /// The released value of [`Answer::Value`], if any.
+    /// The released value, if any.
     pub fn value(&self) -> Option<f64> {
         match *self {
             Self::Value(v) => Some(v),
-            _ => None,
+            Self::Below => None,
         }
+    }
+}
+
+/// The shape shared by the interactive mechanisms: a stream of query values `fᵢ(D)`
+/// (each of sensitivity at most Δ, chosen adaptively if need be), one answer each, one
+/// guarantee for the whole run, and a halt after which every query is refused.
+///
+/// The non-interactive mechanisms share [`Mechanism`](crate::Mechanism) instead; charge
+/// a streaming mechanism's [`privacy_loss`](Self::privacy_loss) once, before its first
+/// query (e.g. with [`Accountant::charge_then`](crate::Accountant::charge_then)).
+///
+/// ```
+/// use dpmech::{AboveThreshold, Sparse, StreamingMechanism};
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// // Generic code: count the ⊤ answers of any streaming mechanism.
+/// fn above<M: StreamingMechanism>(m: &mut M, values: &[f64], rng: &mut ChaCha20Rng) -> usize
+/// where
+///     M::Answer: std::fmt::Debug,
+/// {
+///     m.run(values, rng).unwrap().iter().filter(|a| format!("{a:?}") != "Below").count()
+/// }
+/// let mut rng = ChaCha20Rng::seed_from_u64(1);
+/// let values = [0.0, 1e6, 0.0, 1e6];
+/// assert_eq!(above(&mut AboveThreshold::new(100.0, 1.0, 1.0)?, &values, &mut rng), 1);
+/// assert_eq!(above(&mut Sparse::new(100.0, 1.0, 1.0, 2)?, &values, &mut rng), 2);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub trait StreamingMechanism {
+    /// What one query releases.
+    type Answer;
+
+    /// Answers one query value `fᵢ(D)`. Refuses, before any randomness and without
+    /// changing the state, after the halt ([`Error::Halted`]) and for a non-finite
+    /// value ([`Error::NonFiniteValue`]: a query of finite sensitivity cannot produce
+    /// one).
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Self::Answer, Error>;
+
+    /// Checks a whole batch as [`query`](Self::query) would, before any randomness.
+    fn validate(&self, values: &[f64]) -> Result<(), Error>;
+
+    /// The guarantee of the whole run, however many queries it answers.
+    fn privacy_loss(&self) -> PrivacyLoss;
+
+    /// `true` once the mechanism has stopped answering.
+    fn is_halted(&self) -> bool;
+
+    /// The number of queries answered so far.
+    fn answered(&self) -> usize;
+
+    /// Answers a slice of values up to the halt (later values are not used). The whole
+    /// slice is validated first.
+    fn run<R: CryptoRng + ?Sized>(
+        &mut self,
+        values: &[f64],
+        rng: &mut R,
+    ) -> Result<Vec<Self::Answer>, Error> {
+        self.validate(values)?;
+        let mut answers = Vec::with_capacity(values.len());
+        for &value in values {
+            if self.is_halted() {
+                break;
+            }
+            answers.push(self.query(value, rng)?);
+        }
+        Ok(answers)
+    }
+
+    /// [`run`](Self::run) over any iterator of values (collected first, so a
+    /// non-finite value anywhere is refused before any randomness is drawn).
+    fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Self::Answer>, Error>
+    where
+        I: IntoIterator<Item = f64>,
+        R: CryptoRng + ?Sized,
+    {
+        let values: Vec<f64> = values.into_iter().collect();
+        self.run(&values, rng)
     }
 }
 

@@ -3,8 +3,8 @@
 use super::above_threshold::validate_all;
 use super::core_state::Stream;
 use super::{
-    Answer, Comparator, advanced_composition_up, approximate_round_epsilon, check_cutoff, check_threshold,
-    count_up,
+    Comparator, NumericAnswer, StreamingMechanism, advanced_composition_up, approximate_round_epsilon,
+    check_cutoff, check_threshold, count_up,
 };
 use crate::Laplace;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
@@ -39,11 +39,11 @@ use crate::{CryptoRng, Error};
 ///   comparison is **not** private (Lyu, Su & Li 2017; seed Figure 5.3, A.3).
 ///
 /// ```
-/// use dpmech::NumericSparse;
+/// use dpmech::{NumericSparse, StreamingMechanism};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let mut rng = ChaCha20Rng::seed_from_u64(11);
-/// let mut svt = NumericSparse::new(100.0, 1.0, 1, 2.0)?; // T = 100, Δ = 1, c = 1, ε = 2
+/// let mut svt = NumericSparse::new(100.0, 1.0, 2.0, 1)?; // T = 100, Δ = 1, ε = 2, c = 1
 /// let answers = svt.run(&[1.0, 5000.0], &mut rng)?;
 /// let value = answers[1].value().expect("far above the threshold");
 /// assert_eq!(value % svt.value_granularity(), 0.0);
@@ -63,7 +63,7 @@ impl NumericSparse {
     ///
     /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
     /// [`Error::InvalidEpsilon`], [`Error::ScaleOutOfRange`].
-    pub fn new(threshold: f64, sensitivity: f64, cutoff: usize, epsilon: f64) -> Result<Self, Error> {
+    pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
         let threshold = check_threshold(threshold)?;
         let sensitivity = check_sensitivity(sensitivity)?;
         let cutoff = check_cutoff(cutoff)?;
@@ -92,9 +92,9 @@ impl NumericSparse {
     pub fn approximate(
         threshold: f64,
         sensitivity: f64,
-        cutoff: usize,
         epsilon: f64,
         delta: f64,
+        cutoff: usize,
     ) -> Result<Self, Error> {
         let threshold = check_threshold(threshold)?;
         let sensitivity = check_sensitivity(sensitivity)?;
@@ -133,52 +133,6 @@ impl NumericSparse {
         })
     }
 
-    /// Answers one query value: [`Answer::Value`] (with fresh Laplace noise) or
-    /// [`Answer::Below`]. Errors, before any randomness and without changing the
-    /// state: [`Error::Halted`] after `c` values, [`Error::NonFiniteValue`].
-    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.check(value, self.threshold)?;
-        if self.stream.compare(value, self.threshold, rng) {
-            Ok(Answer::Value(self.numeric.release(value, rng)?))
-        } else {
-            Ok(Answer::Below)
-        }
-    }
-
-    /// Runs a slice of values, returning the answers up to the halt. The whole slice
-    /// is validated first.
-    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        validate_all(&self.stream, values, self.threshold)?;
-        let mut answers = Vec::new();
-        for &value in values {
-            if self.stream.is_halted() {
-                break;
-            }
-            answers.push(self.query(value, rng)?);
-        }
-        Ok(answers)
-    }
-
-    /// [`run`](Self::run) over any iterator (collected and validated first).
-    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
-    where
-        I: IntoIterator<Item = f64>,
-        R: CryptoRng + ?Sized,
-    {
-        let values: Vec<f64> = values.into_iter().collect();
-        self.run(&values, rng)
-    }
-
-    /// `true` once `c` values have been released.
-    pub fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    /// Number of queries answered so far.
-    pub fn answered(&self) -> usize {
-        self.stream.answered()
-    }
-
     /// Number of values released so far.
     pub fn positives(&self) -> usize {
         self.stream.positives()
@@ -208,9 +162,33 @@ impl NumericSparse {
     pub fn sensitivity(&self) -> f64 {
         self.sensitivity
     }
+}
 
-    /// Pure ε (δ = 0) or (ε, δ) for the whole run.
-    pub fn privacy_loss(&self) -> PrivacyLoss {
+/// A value with fresh noise or ⊥ for each query, up to `c` values; the guarantee of the
+/// constructor for the run.
+impl StreamingMechanism for NumericSparse {
+    type Answer = NumericAnswer;
+
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<NumericAnswer, Error> {
+        match self.stream.query(value, self.threshold, rng)? {
+            super::Answer::Above => Ok(NumericAnswer::Value(self.numeric.release(value, rng)?)),
+            super::Answer::Below => Ok(NumericAnswer::Below),
+        }
+    }
+
+    fn validate(&self, values: &[f64]) -> Result<(), Error> {
+        validate_all(&self.stream, values, self.threshold)
+    }
+
+    fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
+    }
+
+    fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    fn answered(&self) -> usize {
+        self.stream.answered()
     }
 }

@@ -2,7 +2,10 @@
 
 use super::above_threshold::validate_all;
 use super::core_state::{Stream, run_bits};
-use super::{Answer, Comparator, approximate_round_epsilon, check_cutoff, check_threshold, count_up};
+use super::{
+    Answer, Comparator, StreamingMechanism, approximate_round_epsilon, check_cutoff, check_threshold,
+    count_up,
+};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
 
@@ -25,11 +28,11 @@ use crate::{CryptoRng, Error};
 ///   with this calibration, would not be private and is not possible.
 ///
 /// ```
-/// use dpmech::{Answer, Sparse};
+/// use dpmech::{Answer, Sparse, StreamingMechanism};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let mut rng = ChaCha20Rng::seed_from_u64(3);
-/// let mut svt = Sparse::new(50.0, 1.0, 2, 1.0)?; // T = 50, Δ = 1, c = 2, ε = 1
+/// let mut svt = Sparse::new(50.0, 1.0, 1.0, 2)?; // T = 50, Δ = 1, ε = 1, c = 2
 /// let answers = svt.run(&[0.0, 900.0, 1.0, 1000.0, 2.0], &mut rng)?;
 /// assert_eq!(answers.iter().filter(|a| a.is_above()).count(), 2);
 /// assert!(svt.is_halted());
@@ -50,7 +53,7 @@ impl Sparse {
     /// Errors: [`Error::InvalidParameter`] (non-finite threshold, cutoff 0),
     /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`],
     /// [`Error::ScaleOutOfRange`].
-    pub fn new(threshold: f64, sensitivity: f64, cutoff: usize, epsilon: f64) -> Result<Self, Error> {
+    pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
         let threshold = check_threshold(threshold)?;
         let sensitivity = check_sensitivity(sensitivity)?;
         let cutoff = check_cutoff(cutoff)?;
@@ -73,9 +76,9 @@ impl Sparse {
     pub fn approximate(
         threshold: f64,
         sensitivity: f64,
-        cutoff: usize,
         epsilon: f64,
         delta: f64,
+        cutoff: usize,
     ) -> Result<Self, Error> {
         let threshold = check_threshold(threshold)?;
         let sensitivity = check_sensitivity(sensitivity)?;
@@ -109,45 +112,6 @@ impl Sparse {
         })
     }
 
-    /// Answers one query value: [`Answer::Above`] or [`Answer::Below`]. Errors, before
-    /// any randomness and without changing the state: [`Error::Halted`] after `c` ⊤,
-    /// [`Error::NonFiniteValue`] for NaN/±∞.
-    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.check(value, self.threshold)?;
-        Ok(if self.stream.compare(value, self.threshold, rng) {
-            Answer::Above
-        } else {
-            Answer::Below
-        })
-    }
-
-    /// Runs a slice of values, returning the answers up to the halt (the c-th ⊤) or the
-    /// end of the slice. The whole slice is validated first.
-    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        validate_all(&self.stream, values, self.threshold)?;
-        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
-    }
-
-    /// [`run`](Self::run) over any iterator (collected and validated first).
-    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
-    where
-        I: IntoIterator<Item = f64>,
-        R: CryptoRng + ?Sized,
-    {
-        let values: Vec<f64> = values.into_iter().collect();
-        self.run(&values, rng)
-    }
-
-    /// `true` once `c` ⊤ answers have been given.
-    pub fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    /// Number of queries answered so far.
-    pub fn answered(&self) -> usize {
-        self.stream.answered()
-    }
-
     /// Number of ⊤ answers so far.
     pub fn positives(&self) -> usize {
         self.stream.positives()
@@ -177,9 +141,35 @@ impl Sparse {
     pub fn sensitivity(&self) -> f64 {
         self.sensitivity
     }
+}
 
-    /// Pure ε (δ = 0) or (ε, δ) for the whole run.
-    pub fn privacy_loss(&self) -> PrivacyLoss {
+/// ⊤ or ⊥ for each query, up to `c` ⊤; the guarantee of the constructor for the run.
+impl StreamingMechanism for Sparse {
+    type Answer = Answer;
+
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.query(value, self.threshold, rng)
+    }
+
+    fn validate(&self, values: &[f64]) -> Result<(), Error> {
+        validate_all(&self.stream, values, self.threshold)
+    }
+
+    fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
+    }
+
+    fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+
+    /// The batch path: one bit source for the whole slice.
+    fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+        self.validate(values)?;
+        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 }

@@ -3,33 +3,23 @@
 
 use super::above_threshold::validate_all;
 use super::core_state::Stream;
-use super::{Answer, Comparator, check_cutoff, check_threshold, count_up};
+use super::{Answer, Comparator, NumericAnswer, StreamingMechanism, check_cutoff, check_threshold, count_up};
 use crate::Laplace;
+use crate::mechanisms::Monotonicity;
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
-
-/// Whether the caller promises that the queries are **monotone**: for every pair of
-/// neighbouring datasets, either `fᵢ(D) ≥ fᵢ(D′)` for all i or `fᵢ(D) ≤ fᵢ(D′)` for all
-/// i (e.g. counting queries under add/remove one record). Only then may the query
-/// noise be halved (seed Theorem 5.3.2); a false promise voids the guarantee.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Monotonicity {
-    /// No assumption: query noise `Lap(2cΔ/ε₂)`.
-    General,
-    /// Monotone queries: query noise `Lap(cΔ/ε₂)`.
-    Monotone,
-}
 
 /// Standard SVT (seed 001, Algorithm 8; Lyu, Su & Li 2017, Algorithm 7):
 /// `σ = Lap(Δ/ε₁)` drawn **once**; each query gets `νᵢ = Lap(2cΔ/ε₂)`
 /// (`Lap(cΔ/ε₂)` for [`Monotonicity::Monotone`]); the answer is ⊤ when
 /// `fᵢ(D) + νᵢ ≥ Tᵢ + σ` for a public per-query threshold `Tᵢ`
-/// ([`query_with_threshold`](Self::query_with_threshold)) or the default `T`; with
-/// ε₃ ([`with_numeric_answers`](Self::with_numeric_answers)) each ⊤ releases
-/// `fᵢ(D) + Lap(cΔ/ε₃)` with fresh noise; it halts after `c` ⊤.
+/// ([`query_with_threshold`](Self::query_with_threshold)) or the default `T`; it
+/// halts after `c` ⊤. [`with_numeric_answers`](Self::with_numeric_answers) turns it
+/// into a [`NumericStandardSvt`], which releases `fᵢ(D) + Lap(cΔ/ε₃)` with fresh noise
+/// for each ⊤.
 ///
-/// * **Guarantee:** pure (ε₁ + ε₂ + ε₃)-DP for the whole run (seed Theorems 5.3.1,
-///   5.3.2).
+/// * **Guarantee:** pure (ε₁ + ε₂)-DP for the whole run (ε₁ + ε₂ + ε₃ with numeric
+///   answers; seed Theorems 5.3.1, 5.3.2).
 /// * **Budget split:** [`with_optimal_split`](Self::with_optimal_split) divides a total
 ///   ε as ε₁ : ε₂ = 1 : (2c)^(2/3) (1 : c^(2/3) for monotone queries), which minimises
 ///   the variance of the comparison `Lap(Δ/ε₁) − Lap(2cΔ/ε₂)`; ε₁ and ε₂ are rounded
@@ -46,7 +36,7 @@ pub enum Monotonicity {
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
 /// let mut rng = ChaCha20Rng::seed_from_u64(5);
-/// let mut svt = StandardSvt::with_optimal_split(0.0, 1.0, 3, 1.0, Monotonicity::General)?;
+/// let mut svt = StandardSvt::with_optimal_split(0.0, 1.0, 1.0, 3, Monotonicity::General)?;
 /// assert!(svt.epsilon1() + svt.epsilon2() <= 1.0);
 /// let a = svt.query_with_threshold(10_000.0, 20.0, &mut rng)?; // per-query Tᵢ = 20
 /// assert!(a.is_above());
@@ -58,25 +48,23 @@ pub struct StandardSvt {
     sensitivity: f64,
     epsilon1: f64,
     epsilon2: f64,
-    epsilon3: Option<f64>,
     monotonicity: Monotonicity,
-    numeric: Option<Laplace>,
     stream: Stream,
 }
 
 impl StandardSvt {
     /// Standard SVT with default threshold `threshold`, per-query sensitivity
-    /// `sensitivity`, cutoff `cutoff`, threshold budget `epsilon1` and query budget
-    /// `epsilon2`.
+    /// `sensitivity`, threshold budget `epsilon1`, query budget `epsilon2`, cutoff
+    /// `cutoff` and the queries' monotonicity.
     ///
     /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
     /// [`Error::InvalidEpsilon`], [`Error::ScaleOutOfRange`].
     pub fn new(
         threshold: f64,
         sensitivity: f64,
-        cutoff: usize,
         epsilon1: f64,
         epsilon2: f64,
+        cutoff: usize,
         queries: Monotonicity,
     ) -> Result<Self, Error> {
         let threshold = check_threshold(threshold)?;
@@ -99,9 +87,7 @@ impl StandardSvt {
             sensitivity,
             epsilon1,
             epsilon2,
-            epsilon3: None,
             monotonicity: queries,
-            numeric: None,
             stream: Stream::new(comparator, "StandardSvt", cutoff, false),
         })
     }
@@ -112,19 +98,19 @@ impl StandardSvt {
     pub fn with_optimal_split(
         threshold: f64,
         sensitivity: f64,
-        cutoff: usize,
         epsilon: f64,
+        cutoff: usize,
         queries: Monotonicity,
     ) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         let cutoff_checked = check_cutoff(cutoff)?;
         let (epsilon1, epsilon2) = optimal_split(epsilon, cutoff_checked, queries);
-        Self::new(threshold, sensitivity, cutoff, epsilon1, epsilon2, queries)
+        Self::new(threshold, sensitivity, epsilon1, epsilon2, cutoff, queries)
     }
 
-    /// Adds numeric answers: each ⊤ releases `fᵢ(D) + Lap(cΔ/ε₃)` (fresh noise), for an
+    /// Numeric answers: each ⊤ releases `fᵢ(D) + Lap(cΔ/ε₃)` (fresh noise), for an
     /// extra ε₃. Only before the first query (else [`Error::InvalidParameter`]).
-    pub fn with_numeric_answers(mut self, epsilon3: f64) -> Result<Self, Error> {
+    pub fn with_numeric_answers(self, epsilon3: f64) -> Result<NumericStandardSvt, Error> {
         let epsilon3 = check_epsilon(epsilon3)?;
         if self.stream.answered() > 0 {
             return Err(Error::InvalidParameter {
@@ -134,49 +120,24 @@ impl StandardSvt {
             });
         }
         let per_value = round::div_down(epsilon3, count_up(self.stream.cutoff()));
-        self.numeric = Some(Laplace::new(self.sensitivity, per_value)?);
-        self.epsilon3 = Some(epsilon3);
-        Ok(self)
+        Ok(NumericStandardSvt {
+            numeric: Laplace::new(self.sensitivity, per_value)?,
+            epsilon3,
+            svt: self,
+        })
     }
 
-    /// Answers one query against the default threshold T.
-    pub fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.query_with_threshold(value, self.threshold, rng)
-    }
-
-    /// Answers one query against its own public threshold `Tᵢ`: [`Answer::Below`],
-    /// [`Answer::Above`], or [`Answer::Value`] when ε₃ is set. Errors, before any
-    /// randomness and without changing the state: [`Error::Halted`] after `c` ⊤,
-    /// [`Error::NonFiniteValue`] for the value, [`Error::InvalidParameter`] for a
-    /// non-finite threshold.
+    /// Answers one query against its own public threshold `Tᵢ`: [`Answer::Above`] or
+    /// [`Answer::Below`]. Errors, before any randomness and without changing the state:
+    /// [`Error::Halted`] after `c` ⊤, [`Error::NonFiniteValue`] for the value,
+    /// [`Error::InvalidParameter`] for a non-finite threshold.
     pub fn query_with_threshold<R: CryptoRng + ?Sized>(
         &mut self,
         value: f64,
         threshold: f64,
         rng: &mut R,
     ) -> Result<Answer, Error> {
-        self.stream.check(value, threshold)?;
-        if !self.stream.compare(value, threshold, rng) {
-            return Ok(Answer::Below);
-        }
-        match &self.numeric {
-            Some(numeric) => Ok(Answer::Value(numeric.release(value, rng)?)),
-            None => Ok(Answer::Above),
-        }
-    }
-
-    /// Runs a slice of values against the default threshold, returning the answers up
-    /// to the halt. The whole slice is validated first.
-    pub fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        validate_all(&self.stream, values, self.threshold)?;
-        let mut answers = Vec::new();
-        for &value in values {
-            if self.stream.is_halted() {
-                break;
-            }
-            answers.push(self.query(value, rng)?);
-        }
-        Ok(answers)
+        self.stream.query(value, threshold, rng)
     }
 
     /// Runs `(value, threshold)` pairs, returning the answers up to the halt. Every pair
@@ -186,6 +147,11 @@ impl StandardSvt {
         pairs: &[(f64, f64)],
         rng: &mut R,
     ) -> Result<Vec<Answer>, Error> {
+        run_pairs(self, pairs, |svt, v, t| svt.query_with_threshold(v, t, rng))
+    }
+
+    /// Validates `(value, threshold)` pairs as a batch, before any randomness.
+    fn check_pairs(&self, pairs: &[(f64, f64)]) -> Result<(), Error> {
         for (offset, &(value, threshold)) in pairs.iter().enumerate() {
             validate_all(&self.stream, &[value], threshold).map_err(|e| match e {
                 Error::NonFiniteValue { value, .. } => Error::NonFiniteValue {
@@ -195,34 +161,7 @@ impl StandardSvt {
                 other => other,
             })?;
         }
-        let mut answers = Vec::new();
-        for &(value, threshold) in pairs {
-            if self.stream.is_halted() {
-                break;
-            }
-            answers.push(self.query_with_threshold(value, threshold, rng)?);
-        }
-        Ok(answers)
-    }
-
-    /// [`run`](Self::run) over any iterator (collected and validated first).
-    pub fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Answer>, Error>
-    where
-        I: IntoIterator<Item = f64>,
-        R: CryptoRng + ?Sized,
-    {
-        let values: Vec<f64> = values.into_iter().collect();
-        self.run(&values, rng)
-    }
-
-    /// `true` once `c` ⊤ answers have been given.
-    pub fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    /// Number of queries answered so far.
-    pub fn answered(&self) -> usize {
-        self.stream.answered()
+        Ok(())
     }
 
     /// Number of ⊤ answers so far.
@@ -240,11 +179,6 @@ impl StandardSvt {
         self.epsilon2
     }
 
-    /// ε₃, the numeric-answer budget, if set.
-    pub fn epsilon3(&self) -> Option<f64> {
-        self.epsilon3
-    }
-
     /// The declared monotonicity of the queries.
     pub fn monotonicity(&self) -> Monotonicity {
         self.monotonicity
@@ -260,25 +194,170 @@ impl StandardSvt {
         self.stream.comparator.query_scale()
     }
 
-    /// The scale of the numeric answers' noise (`cΔ/ε₃`), if ε₃ is set.
-    pub fn value_scale(&self) -> Option<f64> {
-        self.numeric.as_ref().map(Laplace::scale)
-    }
-
     /// The grid `g = 2ᵏ` on which values are compared.
     pub fn granularity(&self) -> f64 {
         self.stream.comparator.granularity()
     }
+}
+
+/// ⊤ or ⊥ against the default threshold, up to `c` ⊤; pure (ε₁ + ε₂)-DP.
+impl StreamingMechanism for StandardSvt {
+    type Answer = Answer;
+
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+        self.stream.query(value, self.threshold, rng)
+    }
+
+    fn validate(&self, values: &[f64]) -> Result<(), Error> {
+        validate_all(&self.stream, values, self.threshold)
+    }
+
+    /// `Pure { ε₁ + ε₂ }` (the sum rounded up) for the whole run.
+    fn privacy_loss(&self) -> PrivacyLoss {
+        PrivacyLoss::Pure {
+            epsilon: round::add_up(self.epsilon1, self.epsilon2),
+        }
+    }
+
+    fn is_halted(&self) -> bool {
+        self.stream.is_halted()
+    }
+
+    fn answered(&self) -> usize {
+        self.stream.answered()
+    }
+}
+
+/// A [`StandardSvt`] with numeric answers ([`StandardSvt::with_numeric_answers`]):
+/// each ⊤ releases `fᵢ(D) + Lap(cΔ/ε₃)` with **fresh** noise (never the comparison's
+/// noise); pure (ε₁ + ε₂ + ε₃)-DP for the whole run.
+///
+/// ```
+/// use dpmech::{Monotonicity, StandardSvt, StreamingMechanism};
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let svt = StandardSvt::new(50.0, 1.0, 0.5, 0.5, 1, Monotonicity::General)?;
+/// let mut svt = svt.with_numeric_answers(1.0)?;
+/// let answers = svt.run(&[1.0, 5000.0], &mut ChaCha20Rng::seed_from_u64(2))?;
+/// assert!(answers[1].value().is_some());
+/// assert_eq!(svt.privacy_loss(), dpmech::PrivacyLoss::pure(2.0)?);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NumericStandardSvt {
+    svt: StandardSvt,
+    epsilon3: f64,
+    numeric: Laplace,
+}
+
+impl NumericStandardSvt {
+    /// Answers one query against its own public threshold `Tᵢ`: a value with fresh
+    /// noise or [`NumericAnswer::Below`]; errors as
+    /// [`StandardSvt::query_with_threshold`].
+    pub fn query_with_threshold<R: CryptoRng + ?Sized>(
+        &mut self,
+        value: f64,
+        threshold: f64,
+        rng: &mut R,
+    ) -> Result<NumericAnswer, Error> {
+        match self.svt.query_with_threshold(value, threshold, rng)? {
+            Answer::Above => Ok(NumericAnswer::Value(self.numeric.release(value, rng)?)),
+            Answer::Below => Ok(NumericAnswer::Below),
+        }
+    }
+
+    /// Runs `(value, threshold)` pairs, returning the answers up to the halt. Every pair
+    /// is validated first.
+    pub fn run_with_thresholds<R: CryptoRng + ?Sized>(
+        &mut self,
+        pairs: &[(f64, f64)],
+        rng: &mut R,
+    ) -> Result<Vec<NumericAnswer>, Error> {
+        run_pairs(self, pairs, |svt, v, t| svt.query_with_threshold(v, t, rng))
+    }
+
+    /// The comparisons' part (budgets ε₁ and ε₂, scales, counts).
+    pub fn comparisons(&self) -> &StandardSvt {
+        &self.svt
+    }
+
+    /// ε₃, the numeric-answer budget.
+    pub fn epsilon3(&self) -> f64 {
+        self.epsilon3
+    }
+
+    /// The scale of the numeric answers' noise (`cΔ/ε₃`).
+    pub fn value_scale(&self) -> f64 {
+        self.numeric.scale()
+    }
+
+    /// The grid of the released values.
+    pub fn value_granularity(&self) -> f64 {
+        self.numeric.granularity()
+    }
+}
+
+/// A value with fresh noise or ⊥ against the default threshold, up to `c` values; pure
+/// (ε₁ + ε₂ + ε₃)-DP.
+impl StreamingMechanism for NumericStandardSvt {
+    type Answer = NumericAnswer;
+
+    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<NumericAnswer, Error> {
+        self.query_with_threshold(value, self.svt.threshold, rng)
+    }
+
+    fn validate(&self, values: &[f64]) -> Result<(), Error> {
+        self.svt.validate(values)
+    }
 
     /// `Pure { ε₁ + ε₂ + ε₃ }` (the sum rounded up) for the whole run.
-    pub fn privacy_loss(&self) -> PrivacyLoss {
-        let comparisons = round::add_up(self.epsilon1, self.epsilon2);
-        let epsilon = match self.epsilon3 {
-            Some(e3) => round::add_up(comparisons, e3),
-            None => comparisons,
-        };
-        PrivacyLoss::Pure { epsilon }
+    fn privacy_loss(&self) -> PrivacyLoss {
+        PrivacyLoss::Pure {
+            epsilon: round::add_up(round::add_up(self.svt.epsilon1, self.svt.epsilon2), self.epsilon3),
+        }
     }
+
+    fn is_halted(&self) -> bool {
+        self.svt.is_halted()
+    }
+
+    fn answered(&self) -> usize {
+        self.svt.answered()
+    }
+}
+
+/// The two StandardSvt forms, for [`run_pairs`].
+trait PerQueryThresholds: StreamingMechanism {
+    fn check_pairs(&self, pairs: &[(f64, f64)]) -> Result<(), Error>;
+}
+
+impl PerQueryThresholds for StandardSvt {
+    fn check_pairs(&self, pairs: &[(f64, f64)]) -> Result<(), Error> {
+        StandardSvt::check_pairs(self, pairs)
+    }
+}
+
+impl PerQueryThresholds for NumericStandardSvt {
+    fn check_pairs(&self, pairs: &[(f64, f64)]) -> Result<(), Error> {
+        self.svt.check_pairs(pairs)
+    }
+}
+
+/// Validates every pair, then answers them in order up to the halt.
+fn run_pairs<M: PerQueryThresholds, A>(
+    svt: &mut M,
+    pairs: &[(f64, f64)],
+    mut answer: impl FnMut(&mut M, f64, f64) -> Result<A, Error>,
+) -> Result<Vec<A>, Error> {
+    svt.check_pairs(pairs)?;
+    let mut answers = Vec::with_capacity(pairs.len());
+    for &(value, threshold) in pairs {
+        if svt.is_halted() {
+            break;
+        }
+        answers.push(answer(svt, value, threshold)?);
+    }
+    Ok(answers)
 }
 
 /// ε₁ = ε/(1 + r), ε₂ = ε − ε₁ with r = (2c)^(2/3) or c^(2/3), rounded so that the
