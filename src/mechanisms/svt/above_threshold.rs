@@ -45,6 +45,8 @@ pub struct AboveThreshold {
 }
 
 impl AboveThreshold {
+    stream_accessors!();
+
     /// AboveThreshold for public threshold `threshold`, per-query sensitivity
     /// `sensitivity` and privacy level `epsilon`.
     ///
@@ -68,29 +70,9 @@ impl AboveThreshold {
         })
     }
 
-    /// The scale of the threshold noise, `τ_T·g ≥ 2Δ/ε`.
-    pub fn threshold_scale(&self) -> f64 {
-        self.stream.comparator.threshold_scale()
-    }
-
-    /// The scale of each query's noise, `τ_ν·g ≥ 4Δ/ε`.
-    pub fn query_scale(&self) -> f64 {
-        self.stream.comparator.query_scale()
-    }
-
-    /// The grid `g = 2ᵏ` on which values are compared.
-    pub fn granularity(&self) -> f64 {
-        self.stream.comparator.granularity()
-    }
-
     /// The public threshold T.
     pub fn threshold(&self) -> f64 {
         self.threshold
-    }
-
-    /// The per-query sensitivity Δ.
-    pub fn sensitivity(&self) -> f64 {
-        self.sensitivity
     }
 }
 
@@ -98,26 +80,16 @@ impl AboveThreshold {
 impl StreamingMechanism for AboveThreshold {
     type Answer = Answer;
 
+    stream_state!();
+
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
         self.stream.query(value, self.threshold, rng)
-    }
-
-    fn validate(&self, values: &[f64]) -> Result<(), Error> {
-        validate_all(&self.stream, values, self.threshold)
     }
 
     fn privacy_loss(&self) -> PrivacyLoss {
         PrivacyLoss::Pure {
             epsilon: self.epsilon,
         }
-    }
-
-    fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    fn answered(&self) -> usize {
-        self.stream.answered()
     }
 
     /// The batch path: one bit source for the whole slice.

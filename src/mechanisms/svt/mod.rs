@@ -53,6 +53,60 @@
 //! Theorem 5.1.9 is corrected (see [`numeric_sparse_alpha`]). The grid adds at
 //! most `g ≤ Δ·2⁻⁴⁰` of rounding to the stated α.
 
+/// The accessors every sparse-vector type shares, read from its `stream` and
+/// `sensitivity` fields (one definition instead of one per type).
+macro_rules! stream_accessors {
+    () => {
+        /// The number of ⊤ answers (or released values) so far.
+        pub fn positives(&self) -> usize {
+            self.stream.positives()
+        }
+
+        /// The cutoff c (1 for AboveThreshold).
+        pub fn cutoff(&self) -> usize {
+            self.stream.cutoff()
+        }
+
+        /// The scale of the threshold noise (rounded up from its calibration).
+        pub fn threshold_scale(&self) -> f64 {
+            self.stream.comparator.threshold_scale()
+        }
+
+        /// The scale of each query's comparison noise (rounded up from its calibration).
+        pub fn query_scale(&self) -> f64 {
+            self.stream.comparator.query_scale()
+        }
+
+        /// The grid `g = 2ᵏ` on which values are compared.
+        pub fn granularity(&self) -> f64 {
+            self.stream.comparator.granularity()
+        }
+
+        /// The per-query sensitivity Δ.
+        pub fn sensitivity(&self) -> f64 {
+            self.sensitivity
+        }
+    };
+}
+
+/// The [`StreamingMechanism`] methods every sparse-vector type answers from its
+/// `stream` and default `threshold`.
+macro_rules! stream_state {
+    () => {
+        fn validate(&self, values: &[f64]) -> Result<(), Error> {
+            validate_all(&self.stream, values, self.threshold)
+        }
+
+        fn is_halted(&self) -> bool {
+            self.stream.is_halted()
+        }
+
+        fn answered(&self) -> usize {
+            self.stream.answered()
+        }
+    };
+}
+
 mod above_threshold;
 mod core_state;
 mod numeric_sparse;

@@ -59,6 +59,8 @@ pub struct NumericSparse {
 }
 
 impl NumericSparse {
+    stream_accessors!();
+
     /// Pure ε-DP NumericSparse with cutoff `cutoff` (δ = 0).
     ///
     /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
@@ -133,21 +135,6 @@ impl NumericSparse {
         })
     }
 
-    /// Number of values released so far.
-    pub fn positives(&self) -> usize {
-        self.stream.positives()
-    }
-
-    /// The scale of the threshold noise.
-    pub fn threshold_scale(&self) -> f64 {
-        self.stream.comparator.threshold_scale()
-    }
-
-    /// The scale of each comparison's query noise.
-    pub fn query_scale(&self) -> f64 {
-        self.stream.comparator.query_scale()
-    }
-
     /// The scale of the fresh noise on released values (`9cΔ/ε` for δ = 0).
     pub fn value_scale(&self) -> f64 {
         self.numeric.scale()
@@ -157,17 +144,14 @@ impl NumericSparse {
     pub fn value_granularity(&self) -> f64 {
         self.numeric.granularity()
     }
-
-    /// The per-query sensitivity Δ.
-    pub fn sensitivity(&self) -> f64 {
-        self.sensitivity
-    }
 }
 
 /// A value with fresh noise or ⊥ for each query, up to `c` values; the guarantee of the
 /// constructor for the run.
 impl StreamingMechanism for NumericSparse {
     type Answer = NumericAnswer;
+
+    stream_state!();
 
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<NumericAnswer, Error> {
         match self.stream.query(value, self.threshold, rng)? {
@@ -176,19 +160,7 @@ impl StreamingMechanism for NumericSparse {
         }
     }
 
-    fn validate(&self, values: &[f64]) -> Result<(), Error> {
-        validate_all(&self.stream, values, self.threshold)
-    }
-
     fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
-    }
-
-    fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    fn answered(&self) -> usize {
-        self.stream.answered()
     }
 }

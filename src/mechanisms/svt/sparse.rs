@@ -48,6 +48,8 @@ pub struct Sparse {
 }
 
 impl Sparse {
+    stream_accessors!();
+
     /// Pure ε-DP Sparse with cutoff `cutoff` (δ = 0, `σ = 2cΔ/ε`).
     ///
     /// Errors: [`Error::InvalidParameter`] (non-finite threshold, cutoff 0),
@@ -111,60 +113,20 @@ impl Sparse {
             stream: Stream::new(comparator, "Sparse", cutoff, true),
         })
     }
-
-    /// Number of ⊤ answers so far.
-    pub fn positives(&self) -> usize {
-        self.stream.positives()
-    }
-
-    /// The cutoff c.
-    pub fn cutoff(&self) -> usize {
-        self.stream.cutoff()
-    }
-
-    /// The scale of the threshold noise, `τ_T·g ≥ σ`.
-    pub fn threshold_scale(&self) -> f64 {
-        self.stream.comparator.threshold_scale()
-    }
-
-    /// The scale of each query's noise, `τ_ν·g ≥ 2σ`.
-    pub fn query_scale(&self) -> f64 {
-        self.stream.comparator.query_scale()
-    }
-
-    /// The grid `g = 2ᵏ` on which values are compared.
-    pub fn granularity(&self) -> f64 {
-        self.stream.comparator.granularity()
-    }
-
-    /// The per-query sensitivity Δ.
-    pub fn sensitivity(&self) -> f64 {
-        self.sensitivity
-    }
 }
 
 /// ⊤ or ⊥ for each query, up to `c` ⊤; the guarantee of the constructor for the run.
 impl StreamingMechanism for Sparse {
     type Answer = Answer;
 
+    stream_state!();
+
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
         self.stream.query(value, self.threshold, rng)
     }
 
-    fn validate(&self, values: &[f64]) -> Result<(), Error> {
-        validate_all(&self.stream, values, self.threshold)
-    }
-
     fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
-    }
-
-    fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    fn answered(&self) -> usize {
-        self.stream.answered()
     }
 
     /// The batch path: one bit source for the whole slice.

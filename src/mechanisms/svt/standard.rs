@@ -53,6 +53,8 @@ pub struct StandardSvt {
 }
 
 impl StandardSvt {
+    stream_accessors!();
+
     /// Standard SVT with default threshold `threshold`, per-query sensitivity
     /// `sensitivity`, threshold budget `epsilon1`, query budget `epsilon2`, cutoff
     /// `cutoff` and the queries' monotonicity.
@@ -164,11 +166,6 @@ impl StandardSvt {
         Ok(())
     }
 
-    /// Number of ⊤ answers so far.
-    pub fn positives(&self) -> usize {
-        self.stream.positives()
-    }
-
     /// ε₁, the threshold budget.
     pub fn epsilon1(&self) -> f64 {
         self.epsilon1
@@ -183,33 +180,16 @@ impl StandardSvt {
     pub fn monotonicity(&self) -> Monotonicity {
         self.monotonicity
     }
-
-    /// The scale of the threshold noise, `τ_T·g ≥ Δ/ε₁`.
-    pub fn threshold_scale(&self) -> f64 {
-        self.stream.comparator.threshold_scale()
-    }
-
-    /// The scale of each query's noise, `≥ 2cΔ/ε₂` (general) or `≥ cΔ/ε₂` (monotone).
-    pub fn query_scale(&self) -> f64 {
-        self.stream.comparator.query_scale()
-    }
-
-    /// The grid `g = 2ᵏ` on which values are compared.
-    pub fn granularity(&self) -> f64 {
-        self.stream.comparator.granularity()
-    }
 }
 
 /// ⊤ or ⊥ against the default threshold, up to `c` ⊤; pure (ε₁ + ε₂)-DP.
 impl StreamingMechanism for StandardSvt {
     type Answer = Answer;
 
+    stream_state!();
+
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
         self.stream.query(value, self.threshold, rng)
-    }
-
-    fn validate(&self, values: &[f64]) -> Result<(), Error> {
-        validate_all(&self.stream, values, self.threshold)
     }
 
     /// `Pure { ε₁ + ε₂ }` (the sum rounded up) for the whole run.
@@ -217,14 +197,6 @@ impl StreamingMechanism for StandardSvt {
         PrivacyLoss::Pure {
             epsilon: round::add_up(self.epsilon1, self.epsilon2),
         }
-    }
-
-    fn is_halted(&self) -> bool {
-        self.stream.is_halted()
-    }
-
-    fn answered(&self) -> usize {
-        self.stream.answered()
     }
 }
 
