@@ -22,14 +22,13 @@ fn main() -> Result<(), dpmech::Error> {
     let parse =
         |i: usize, default: f64| -> f64 { args.get(i).and_then(|s| s.parse().ok()).unwrap_or(default) };
     let (epsilon, delta) = (parse(0, 1.0), parse(1, 1e-6));
+    println!("You plan k queries and want the whole analysis to be (ε = {epsilon}, δ = {delta:e})-DP.");
+    println!("How much ε may each query spend? Larger is better: less noise per query.\n");
     println!(
-        "Per-query epsilon for k pure-DP queries within a total (epsilon = {epsilon}, delta = {delta:e})\n"
+        "{:>7} | {:>10} | {:>10} | {:>10} | {:>10} | {:>13}",
+        "k", "sequential", "advanced", "zCDP", "optimal", "ρ per query"
     );
-    println!(
-        "{:>7} | {:>12} | {:>12} | {:>12} | {:>12} | {:>14}",
-        "k", "sequential", "advanced", "zCDP (tight)", "optimal", "zCDP rho/step"
-    );
-    println!("{}", "-".repeat(84));
+    println!("{}", "-".repeat(76));
     let start = std::time::Instant::now();
     for k in [1u64, 10, 100, 1_000, 10_000, 100_000] {
         let seq = sequential::max_epsilon_per_step(k, epsilon)?;
@@ -37,11 +36,33 @@ fn main() -> Result<(), dpmech::Error> {
         let zc = zcdp::max_epsilon_per_step(k, epsilon, delta)?;
         let opt = optimal::max_epsilon_per_step(k, epsilon, delta)?;
         let rho = zcdp::max_rho_per_step(k, epsilon, delta)?;
-        println!("{k:>7} | {seq:>12.6e} | {adv:>12.6e} | {zc:>12.6e} | {opt:>12.6e} | {rho:>14.6e}");
+        println!(
+            "{k:>7} | {:>10} | {:>10} | {:>10} | {:>10} | {:>13}",
+            readable(seq),
+            readable(adv),
+            readable(zc),
+            readable(opt),
+            readable(rho)
+        );
     }
+    println!("\nsequential: ε/k, safe even if you choose each query after seeing earlier answers.");
     println!(
-        "\n(computed in {:?}; every allowance is rounded down and checked forward)",
-        start.elapsed()
+        "advanced, zCDP, optimal: better for many queries, for k queries fixed in advance (Accountant::with_plan)."
+    );
+    println!("optimal is exact for k ε-DP queries; ρ per query is for Gaussian (zCDP) queries.");
+    println!(
+        "(computed in {:.1} ms; every allowance is rounded down and checked forward)",
+        start.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// Four significant digits, in plain decimals down to 0.001.
+fn readable(x: f64) -> String {
+    if x >= 0.000_999_95 {
+        let decimals = (3 - x.log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{x:.decimals$}")
+    } else {
+        format!("{x:.3e}")
+    }
 }

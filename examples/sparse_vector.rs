@@ -10,6 +10,8 @@ use dpmech::{
 
 fn main() -> Result<(), dpmech::Error> {
     let mut rng = DefaultRng::from_os()?;
+    println!("1000 counting queries (each changes by at most 1 when one person is added or");
+    println!("removed); three of them are 5000, the rest below 50. Which exceed 1000?\n");
     // 1000 counting queries (sensitivity 1 under add/remove one record); three are large.
     let counts: Vec<f64> = (0..1000)
         .map(|i| {
@@ -39,13 +41,16 @@ fn main() -> Result<(), dpmech::Error> {
     println!("Sparse (c = 3, ε = 1): above at {above:?}; (α, β) = ({alpha:.0}, 0.05)");
 
     let mut numeric = NumericSparse::new(1000.0, 1.0, 1.0, 3)?;
-    let values: Vec<(usize, f64)> = numeric
+    let values: Vec<String> = numeric
         .run(&counts, &mut rng)?
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| a.value().map(|v| (i, v)))
+        .filter_map(|(i, a)| a.value().map(|v| format!("query {i}: {v:.1}")))
         .collect();
-    println!("NumericSparse (c = 3, ε = 1): noisy values {values:?}");
+    println!(
+        "NumericSparse (c = 3, ε = 1): noisy counts of those above 1000 (true 5000): {}",
+        values.join(", ")
+    );
 
     // Per-query thresholds and the optimal budget split, monotone counts.
     let mut standard = StandardSvt::with_optimal_split(0.0, 1.0, 1.0, 3, Monotonicity::Monotone)?;
