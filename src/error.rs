@@ -93,6 +93,12 @@ pub enum Error {
         /// Its cutoff `c` (the number of "above" answers it gives before halting).
         cutoff: usize,
     },
+    /// A question has no finite answer (e.g. no finite ε reaches the requested δ).
+    #[error("no finite answer: {what}")]
+    Unattainable {
+        /// Why, and what to change.
+        what: &'static str,
+    },
     /// The operating system could not provide entropy to seed the default RNG.
     #[error("the operating system's entropy source failed: {0}")]
     Entropy(String),

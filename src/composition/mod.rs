@@ -38,6 +38,7 @@ pub mod accountant;
 pub mod advanced;
 pub mod optimal;
 pub mod parallel;
+pub mod pld;
 pub mod sequential;
 pub mod zcdp;
 

@@ -32,6 +32,8 @@ mod noisy_max;
 mod randomized_response;
 pub mod svt;
 
+pub(crate) use gaussian::erfc;
+
 pub use exponential::{Exponential, PermuteAndFlip};
 pub use gaussian::{
     DiscreteGaussian, Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta,

@@ -1,0 +1,329 @@
+//! Builders: the worst-case pair of each mechanism, discretised pessimistically.
+//!
+//! Every mass is an upper bound on the true mass of its grid point (outward rounding
+//! through [`crate::privacy::round`]); every loss is rounded up to the grid.
+
+use super::dist::{Dist, MAX_POINTS};
+use super::{Grid, Pld};
+use crate::Error;
+use crate::mechanisms::erfc;
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
+
+/// Relative error charged to each `erfc` evaluation: twice the crate-wide assumption
+/// for its `erfc` (tested against 40-digit references to 10⁻¹⁴), covering also the
+/// rounding of its argument.
+const ERFC_ERROR: f64 = 2e-13;
+
+/// Unit roundoff of `f64`.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// Largest ε a builder accepts: beyond it `e^ε` overflows and nothing is learned.
+const MAX_EPSILON: f64 = 700.0;
+
+/// The grid's step for a mechanism of loss scale `scale`, doubled until `width` spans
+/// at most `MAX_POINTS − 2` points.
+fn step_for(width: f64, scale: f64, grid: Grid) -> f64 {
+    let mut h = grid.step_for_scale(scale);
+    while width / h > (MAX_POINTS - 2) as f64 {
+        h *= 2.0;
+    }
+    h
+}
+
+/// `⌈loss/h⌉`, never below the exact value.
+fn index_up(loss: f64, h: f64) -> i64 {
+    round::div_up(loss, h).ceil() as i64
+}
+
+/// Accumulates masses at grid indices `first ..= last`.
+struct Buckets {
+    step: f64,
+    first: i64,
+    mass: Vec<f64>,
+    infinity: f64,
+}
+
+impl Buckets {
+    fn new(step: f64, first: i64, last: i64) -> Self {
+        Buckets {
+            step,
+            first,
+            mass: vec![0.0; (last - first + 1) as usize],
+            infinity: 0.0,
+        }
+    }
+
+    /// Adds an upper bound `mass` at the (already rounded-up) index.
+    fn add_at(&mut self, index: i64, mass: f64) {
+        let slot = &mut self.mass[(index - self.first) as usize];
+        *slot = round::add_up(*slot, mass);
+    }
+
+    /// Adds an upper bound `mass` at loss `loss` (rounded up to the grid).
+    fn add(&mut self, loss: f64, mass: f64) {
+        self.add_at(index_up(loss, self.step), mass);
+    }
+
+    fn finish(self, grid: Grid) -> Pld {
+        let mut dist = Dist {
+            step: self.step,
+            offset: self.first,
+            mass: self.mass,
+            infinity: self.infinity.min(1.0),
+            relative: 0.0,
+            error: 0.0,
+            cumulants: Vec::new(),
+        };
+        dist.trim(0.0);
+        dist.compute_cumulants();
+        Pld::symmetric(dist, grid)
+    }
+}
+
+/// `1 − e^(−a)` rounded up, `a ≥ 0` rounded up by the caller.
+fn one_minus_exp_neg_up(a: f64) -> f64 {
+    (-(-a).exp_m1()).next_up().next_up().min(1.0)
+}
+
+fn check_large_epsilon(epsilon: f64) -> Result<f64, Error> {
+    let e = check_epsilon(epsilon)?;
+    if e > MAX_EPSILON {
+        return Err(Error::InvalidParameter {
+            name: "epsilon",
+            value: e,
+            reason: "PLD builders support epsilon <= 700 (e^epsilon overflows beyond)",
+        });
+    }
+    Ok(e)
+}
+
+impl Pld {
+    /// The Laplace mechanism with `ε = Δ/b` (noise scale `b`, L1 sensitivity `Δ`): the
+    /// loss is `+ε` with probability ½, `−ε` with probability `e^(−ε)/2`, and
+    /// `ε − 2y` for `y ∈ (0, ε)` with density `e^(−y)/2` in between. Pure ε-DP; its PLD
+    /// is much tighter under composition than the generic [`pure`](Self::pure) one.
+    pub fn laplace(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
+        let eps = check_large_epsilon(epsilon)?;
+        let h = step_for(2.0 * eps, eps, grid);
+        let (lo, hi) = (index_up(-eps, h), index_up(eps, h));
+        let mut b = Buckets::new(h, lo, hi);
+        b.add(eps, 0.5);
+        b.add(-eps, 0.5 * round::exp_up(-eps));
+        // Continuous part: bucket j holds y ∈ [(ε − jh)/2, (ε − (j−1)h)/2) ∩ (0, ε),
+        // widened outward by the rounding of its ends.
+        for j in lo..=hi {
+            let y_lo = (round::sub_down(eps, round::mul_up(j as f64, h)) / 2.0).max(0.0);
+            let y_hi = (round::sub_up(eps, round::mul_down((j - 1) as f64, h)) / 2.0).min(eps);
+            if y_hi <= y_lo {
+                continue;
+            }
+            let width = round::sub_up(y_hi, y_lo);
+            let mass = round::mul_up(0.5 * round::exp_up(-y_lo), one_minus_exp_neg_up(width));
+            b.add_at(j, mass);
+        }
+        Ok(b.finish(grid))
+    }
+
+    /// The Laplace mechanism given its noise scale `b` and L1 sensitivity `Δ`
+    /// (`ε = Δ/b`, rounded up).
+    pub fn laplace_scale(scale: f64, sensitivity: f64, grid: Grid) -> Result<Pld, Error> {
+        let (b, d) = check_scale_and_sensitivity(scale, sensitivity)?;
+        Self::laplace(round::div_up(d, b), grid)
+    }
+
+    /// The discrete Laplace (geometric) mechanism `Pr[Z = z] ∝ e^(−|z|/t)` on integer
+    /// queries of sensitivity `Δ` (at most 2²⁴): loss `(|x − Δ| − |x|)/t` for
+    /// `x ~ P`. Pure (Δ/t)-DP.
+    pub fn discrete_laplace(scale: f64, sensitivity: u64, grid: Grid) -> Result<Pld, Error> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "scale",
+                value: scale,
+                reason: "the scale must be finite and > 0",
+            });
+        }
+        if sensitivity == 0 || sensitivity > 1 << 24 {
+            return Err(Error::InvalidSensitivity {
+                value: sensitivity as f64,
+            });
+        }
+        let d = sensitivity as f64;
+        let eps_up = round::div_up(d, scale);
+        check_large_epsilon(eps_up)?;
+        let h = step_for(2.0 * eps_up, round::div_up(1.0, scale), grid);
+        let (lo, hi) = (index_up(-round::div_down(d, scale), h), index_up(eps_up, h));
+        let mut b = Buckets::new(h, lo, hi);
+        // r = e^(−1/t); masses 1/(1+r) at +Δ/t, r^Δ/(1+r) at −Δ/t,
+        // (1−r)/(1+r)·r^x at (Δ − 2x)/t for 0 < x < Δ.
+        let r_down = round::exp_down(-round::div_up(1.0, scale));
+        let one_plus_r = round::add_down(1.0, r_down);
+        b.add(eps_up, round::div_up(1.0, one_plus_r));
+        b.add(
+            -round::div_down(d, scale),
+            round::div_up(round::exp_up(-round::div_down(d, scale)), one_plus_r),
+        );
+        let inner = round::div_up(one_minus_exp_neg_up(round::div_up(1.0, scale)), one_plus_r);
+        for x in 1..sensitivity {
+            let loss = round::div_up(d - 2.0 * x as f64, scale);
+            let mass = round::mul_up(inner, round::exp_up(-round::div_down(x as f64, scale)));
+            b.add(loss, mass);
+        }
+        Ok(b.finish(grid))
+    }
+
+    /// The Gaussian mechanism with noise `σ` and L2 sensitivity `Δ`: the loss is
+    /// `N(μ, 2μ)` with `μ = Δ²/(2σ²)` (both directions alike). Its tails beyond
+    /// `tail` are merged into the lowest grid point (lower) or charged to δ (upper).
+    pub fn gaussian(sigma: f64, sensitivity: f64, grid: Grid) -> Result<Pld, Error> {
+        let (sigma, d) = check_scale_and_sensitivity(sigma, sensitivity)?;
+        let s = round::div_up(d, sigma); // standard deviation of the loss, rounded up
+        let mu = round::mul_up(s, s) / 2.0; // a larger mean only shifts losses up
+        if !(s.is_finite() && mu.is_finite() && s <= 1e6) {
+            return Err(Error::InvalidParameter {
+                name: "sigma",
+                value: sigma,
+                reason: "sensitivity/sigma must be at most 1e6 for a Gaussian PLD",
+            });
+        }
+        // Q(z) = ½erfc(z/√2) ≤ e^(−z²/2)/2: beyond z_t the tail is below `tail`.
+        let z_t = (2.0 * (1.0 / grid.tail).ln()).sqrt() + 1.0;
+        let h = step_for(2.0 * z_t * s + 2.0, s, grid);
+        let (lo, hi) = (index_up(mu - z_t * s, h), index_up(mu + z_t * s, h));
+        let mut b = Buckets::new(h, lo, hi);
+        let q = |z: f64| 0.5 * erfc(z * core::f64::consts::FRAC_1_SQRT_2);
+        // Standardised ends, widened outward by their rounding.
+        let z_down = |l: f64| round::div_down(round::sub_down(l, mu), s);
+        let z_up = |l: f64| round::div_up(round::sub_up(l, mu), s);
+        for j in lo..=hi {
+            // Bucket j holds L ∈ ((j−1)h, jh]; the lowest also holds everything below.
+            let za = if j == lo {
+                f64::NEG_INFINITY
+            } else {
+                z_down(round::mul_down((j - 1) as f64, h))
+            };
+            let zb = z_up(round::mul_up(j as f64, h));
+            let mass = if za >= 0.0 {
+                let (qa, qb) = (q(za), q(zb));
+                (qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb)
+            } else if zb <= 0.0 {
+                let (qa, qb) = (q(-zb), q(-za));
+                (qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb)
+            } else {
+                let (qa, qb) = (q(-za), q(zb));
+                (1.0 - qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb + 1.0)
+            };
+            b.add_at(j, mass.max(0.0) + f64::MIN_POSITIVE);
+        }
+        let top = z_down(round::mul_down(hi as f64, h));
+        b.infinity = q(top) * (1.0 + ERFC_ERROR) + f64::MIN_POSITIVE;
+        Ok(b.finish(grid))
+    }
+
+    /// Binary randomized response with `ε` (keep the bit with probability
+    /// `e^ε/(1 + e^ε)`): loss `±ε`. This is also the worst case of every pure ε-DP
+    /// mechanism, see [`pure`](Self::pure).
+    pub fn randomized_response(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
+        Self::k_ary_randomized_response(2, epsilon, grid)
+    }
+
+    /// k-ary randomized response with `ε` (the true value with probability
+    /// `e^ε/(e^ε + k − 1)`): loss `+ε`, `0` (k − 2 outputs) or `−ε`.
+    pub fn k_ary_randomized_response(k: u64, epsilon: f64, grid: Grid) -> Result<Pld, Error> {
+        if k < 2 {
+            return Err(Error::InvalidParameter {
+                name: "k",
+                value: k as f64,
+                reason: "randomized response needs k >= 2 categories",
+            });
+        }
+        let eps = check_large_epsilon(epsilon)?;
+        let kf = round::u64_up(k);
+        // With w = e^(−ε): masses 1/(1 + (k−1)w), w/(1 + (k−1)w), (k−2)w/(1 + (k−1)w).
+        let w_down = round::exp_down(-eps);
+        let w_up = round::exp_up(-eps);
+        let denominator = round::add_down(1.0, round::mul_down(kf - 1.0, w_down));
+        Ok(Self::atoms(
+            &[
+                (eps, round::div_up(1.0, denominator)),
+                (-eps, round::div_up(w_up, denominator)),
+                (0.0, round::div_up(round::mul_up(kf - 2.0, w_up), denominator)),
+            ],
+            0.0,
+            grid,
+        ))
+    }
+
+    /// The worst case of any pure ε-DP mechanism (its PLD dominates theirs: Kairouz,
+    /// Oh & Viswanath 2015): randomized response with ε.
+    pub fn pure(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
+        Self::randomized_response(epsilon, grid)
+    }
+
+    /// The worst case of any (ε, δ)-DP mechanism: infinite loss with probability δ,
+    /// otherwise randomized response with ε (Kairouz, Oh & Viswanath 2015).
+    pub fn approximate(epsilon: f64, delta: f64, grid: Grid) -> Result<Pld, Error> {
+        if delta == 0.0 {
+            return Self::pure(epsilon, grid);
+        }
+        let delta = check_delta(delta)?;
+        let eps = check_large_epsilon(epsilon)?;
+        let keep = round::sub_up(1.0, delta);
+        let w_down = round::exp_down(-eps);
+        let denominator = round::add_down(1.0, w_down);
+        Ok(Self::atoms(
+            &[
+                (eps, round::mul_up(keep, round::div_up(1.0, denominator))),
+                (
+                    -eps,
+                    round::mul_up(keep, round::div_up(round::exp_up(-eps), denominator)),
+                ),
+            ],
+            delta,
+            grid,
+        ))
+    }
+
+    /// The worst-case PLD of a stated guarantee: [`pure`](Self::pure) for ε-DP,
+    /// [`approximate`](Self::approximate) for (ε, δ)-DP. ρ-zCDP and random DP do not
+    /// determine a PLD (build the mechanism's own, e.g. [`gaussian`](Self::gaussian)):
+    /// a typed error. This is how any mechanism of this crate enters a PLD plan, via
+    /// its `privacy_loss()`.
+    pub fn from_loss(loss: PrivacyLoss, grid: Grid) -> Result<Pld, Error> {
+        match crate::composition::validate_loss(loss)? {
+            PrivacyLoss::Pure { epsilon } => Self::pure(epsilon, grid),
+            PrivacyLoss::Approximate { epsilon, delta } => Self::approximate(epsilon, delta, grid),
+            PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
+                reason: "a zCDP or random-DP statement does not determine a privacy loss \
+                         distribution; build the mechanism's own PLD (e.g. Pld::gaussian)",
+            }),
+        }
+    }
+
+    /// A PLD from point masses `(loss, mass upper bound)` and the mass at `+∞`.
+    fn atoms(atoms: &[(f64, f64)], infinity: f64, grid: Grid) -> Pld {
+        let (min, max) = atoms
+            .iter()
+            .fold((0.0f64, 0.0f64), |(a, b), &(l, _)| (a.min(l), b.max(l)));
+        let h = step_for(max - min, max.max(-min), grid);
+        let mut b = Buckets::new(h, index_up(min, h), index_up(max, h));
+        for &(loss, mass) in atoms {
+            b.add(loss, mass);
+        }
+        b.infinity = infinity;
+        b.finish(grid)
+    }
+}
+
+fn check_scale_and_sensitivity(scale: f64, sensitivity: f64) -> Result<(f64, f64), Error> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "scale",
+            value: scale,
+            reason: "the noise scale must be finite and > 0",
+        });
+    }
+    if !(sensitivity.is_finite() && sensitivity > 0.0) {
+        return Err(Error::InvalidSensitivity { value: sensitivity });
+    }
+    Ok((scale, sensitivity))
+}
