@@ -197,3 +197,71 @@ proptest! {
         }
     }
 }
+
+/// Exact δ(ε) of one Poisson-subsampled Gaussian step (units of σ, s = Δ/σ), both
+/// directions, from the closed forms of the hockey-stick divergence.
+fn subsampled_delta(q: f64, s: f64, eps: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let n = Normal::new(0.0, 1.0).unwrap();
+    // o where ln(1 − q + q e^(so − s²/2)) = l.
+    let at = |l: f64| {
+        let arg = l.exp_m1() + q;
+        if arg <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            s / 2.0 + (arg / q).ln() / s
+        }
+    };
+    let forward = {
+        let o = at(eps);
+        (1.0 - q) * n.sf(o) + q * n.sf(o - s) - eps.exp() * n.sf(o)
+    };
+    let backward = {
+        let o = at(-eps);
+        if o == f64::NEG_INFINITY {
+            0.0
+        } else {
+            n.cdf(o) - eps.exp() * ((1.0 - q) * n.cdf(o) + q * n.cdf(o - s))
+        }
+    };
+    forward.max(backward)
+}
+
+#[test]
+fn subsampled_gaussian_one_step_matches_its_closed_form() {
+    for (q, sigma) in [(0.01, 1.0), (0.1, 2.0), (0.001, 0.8), (0.5, 0.5)] {
+        let pld = Pld::poisson_subsampled_gaussian(sigma, 1.0, q, Grid::default()).unwrap();
+        for delta in [1e-3, 1e-5] {
+            let eps = pld.epsilon_for_delta(delta).unwrap();
+            let s = 1.0 / sigma;
+            let exact = smallest(|e| subsampled_delta(q, s, e) <= delta);
+            println!(
+                "q={q} σ={sigma} δ={delta:e}: PLD ε {eps:.6} exact {exact:.6} ratio {:.6}",
+                eps / exact
+            );
+            // statrs' normal tails are accurate to ~1e-10 relative, hence the margin.
+            assert!(
+                subsampled_delta(q, s, eps) <= delta * (1.0 + 1e-6),
+                "unsafe q={q}"
+            );
+            assert!(eps <= 1.01 * exact, "loose q={q} σ={sigma} δ={delta}");
+        }
+    }
+}
+
+#[test]
+fn subsampled_gaussian_thousand_steps_tightens_with_the_grid() {
+    // DP-SGD's textbook setting: q = 0.01, σ = 1, 1000 steps, δ = 1e-5. Every answer is
+    // an upper bound; a finer grid must not be looser than a 10× coarser one.
+    let eps_at = |step: f64| {
+        Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::new(step).unwrap())
+            .unwrap()
+            .self_compose(1000)
+            .unwrap()
+            .epsilon_for_delta(1e-5)
+            .unwrap()
+    };
+    let (coarse, fine) = (eps_at(1e-3), eps_at(1e-4));
+    println!("q=0.01 σ=1 k=1000 δ=1e-5: ε {coarse:.4} (step 1e-3), {fine:.4} (step 1e-4)");
+    assert!(fine <= coarse && fine > 1.0);
+}

@@ -65,6 +65,10 @@ impl Buckets {
     }
 
     fn finish(self, grid: Grid) -> Pld {
+        Pld::symmetric(self.into_dist(), grid)
+    }
+
+    fn into_dist(self) -> Dist {
         let mut dist = Dist {
             step: self.step,
             offset: self.first,
@@ -76,7 +80,7 @@ impl Buckets {
         };
         dist.trim(0.0);
         dist.compute_cumulants();
-        Pld::symmetric(dist, grid)
+        dist
     }
 }
 
@@ -190,7 +194,6 @@ impl Pld {
         let h = step_for(2.0 * z_t * s + 2.0, s, grid);
         let (lo, hi) = (index_up(mu - z_t * s, h), index_up(mu + z_t * s, h));
         let mut b = Buckets::new(h, lo, hi);
-        let q = |z: f64| 0.5 * erfc(z * core::f64::consts::FRAC_1_SQRT_2);
         // Standardised ends, widened outward by their rounding.
         let z_down = |l: f64| round::div_down(round::sub_down(l, mu), s);
         let z_up = |l: f64| round::div_up(round::sub_up(l, mu), s);
@@ -202,21 +205,102 @@ impl Pld {
                 z_down(round::mul_down((j - 1) as f64, h))
             };
             let zb = z_up(round::mul_up(j as f64, h));
-            let mass = if za >= 0.0 {
-                let (qa, qb) = (q(za), q(zb));
-                (qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb)
-            } else if zb <= 0.0 {
-                let (qa, qb) = (q(-zb), q(-za));
-                (qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb)
-            } else {
-                let (qa, qb) = (q(-za), q(zb));
-                (1.0 - qa - qb) + (ERFC_ERROR + 4.0 * U) * (qa + qb + 1.0)
-            };
-            b.add_at(j, mass.max(0.0) + f64::MIN_POSITIVE);
+            b.add_at(j, normal_mass_up(za, zb));
         }
         let top = z_down(round::mul_down(hi as f64, h));
-        b.infinity = q(top) * (1.0 + ERFC_ERROR) + f64::MIN_POSITIVE;
+        b.infinity = normal_tail_up(top);
         Ok(b.finish(grid))
+    }
+
+    /// The Gaussian mechanism (noise `σ`, L2 sensitivity `Δ`) run on a **Poisson
+    /// subsample** (each record kept independently with probability `q ∈ (0, 1]`),
+    /// under **add/remove** neighbours: the pair `(1 − q)N(0, σ²) + qN(Δ, σ²)` vs
+    /// `N(0, σ²)`, in both directions, which differ (amplification by subsampling,
+    /// e.g. Zhu, Dong & Wang 2022). This is DP-SGD's accounting.
+    ///
+    /// ```
+    /// use dpmech::composition::pld::{Grid, Pld};
+    /// let step = Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::default())?;
+    /// let eps = step.self_compose(100)?.epsilon_for_delta(1e-5)?;
+    /// assert!(eps < 1.0);
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn poisson_subsampled_gaussian(
+        sigma: f64,
+        sensitivity: f64,
+        q: f64,
+        grid: Grid,
+    ) -> Result<Pld, Error> {
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "q",
+                value: q,
+                reason: "the sampling rate must lie in (0, 1]",
+            });
+        }
+        if q == 1.0 {
+            return Self::gaussian(sigma, sensitivity, grid);
+        }
+        let (sigma, d) = check_scale_and_sensitivity(sigma, sensitivity)?;
+        // In units of σ: P1 = N(s, 1), P0 = N(0, 1); a larger s dominates (rounded up).
+        let s = round::div_up(d, sigma);
+        if !(s.is_finite() && s <= 1e3) {
+            return Err(Error::InvalidParameter {
+                name: "sigma",
+                value: sigma,
+                reason: "sensitivity/sigma must be at most 1e3 for a subsampled Gaussian PLD",
+            });
+        }
+        let z_t = (2.0 * (1.0 / grid.tail).ln()).sqrt() + 1.0;
+        // L(o) = ln(1 − q + q e^(so − s²/2)), increasing in o; its inverse is `o_at`.
+        let loss_at = |o: f64| (q * (s * o - s * s / 2.0).exp_m1()).ln_1p();
+        let (fwd_lo, fwd_hi) = (loss_at(-z_t), loss_at(s + z_t));
+        let (bwd_lo, bwd_hi) = (-loss_at(z_t), -(-q).ln_1p());
+        let width = (fwd_hi - fwd_lo).max(bwd_hi - bwd_lo);
+        let h = step_for(width + 4.0, (q * s.exp_m1()).ln_1p(), grid);
+
+        // Forward: o ~ (1 − q)N(0,1) + qN(s,1), L = loss_at(o); bucket j is
+        // o ∈ (o_at((j−1)h), o_at(jh)], the lowest reaching −∞.
+        let mixture = |za: f64, zb: f64| {
+            let first = round::mul_up(1.0 - q, normal_mass_up(za, zb));
+            let second = round::mul_up(q, normal_mass_up(za - s, zb - s));
+            round::add_up(first, second) * (1.0 + 4.0 * U)
+        };
+        let (lo, hi) = (index_up(fwd_lo, h) - 1, index_up(fwd_hi, h) + 1);
+        let mut forward = Buckets::new(h, lo, hi);
+        for j in lo..=hi {
+            let oa = if j == lo {
+                f64::NEG_INFINITY
+            } else {
+                subsampled_inverse(round::mul_down((j - 1) as f64, h), q, s).0
+            };
+            let ob = subsampled_inverse(round::mul_up(j as f64, h), q, s).1;
+            forward.add_at(j, mixture(oa, ob));
+        }
+        let top = subsampled_inverse(round::mul_down(hi as f64, h), q, s).0;
+        forward.infinity = mixture(top, f64::INFINITY) + f64::MIN_POSITIVE;
+
+        // Backward: o ~ N(0,1), L = −loss_at(o), decreasing in o; bucket j is
+        // o ∈ [o_at(−jh), o_at(−(j−1)h)), the lowest reaching +∞.
+        let (lo, hi) = (index_up(bwd_lo, h) - 1, index_up(bwd_hi, h) + 1);
+        let mut backward = Buckets::new(h, lo, hi);
+        for j in lo..=hi {
+            let oa = subsampled_inverse(-round::mul_up(j as f64, h), q, s).0;
+            let ob = if j == lo {
+                f64::INFINITY
+            } else {
+                subsampled_inverse(-round::mul_down((j - 1) as f64, h), q, s).1
+            };
+            backward.add_at(j, normal_mass_up(oa, ob));
+        }
+        let top = subsampled_inverse(-round::mul_down(hi as f64, h), q, s).1;
+        backward.infinity = normal_mass_up(f64::NEG_INFINITY, top);
+
+        Ok(Pld {
+            tail: grid.tail,
+            forward: forward.into_dist(),
+            backward: Some(backward.into_dist()),
+        })
     }
 
     /// Binary randomized response with `ε` (keep the bit with probability
@@ -312,6 +396,61 @@ impl Pld {
         b.infinity = infinity;
         b.finish(grid)
     }
+}
+
+/// `Q(z) = P(Z > z)` for a standard normal `Z`.
+fn normal_tail(z: f64) -> f64 {
+    0.5 * erfc(z * core::f64::consts::FRAC_1_SQRT_2)
+}
+
+/// An upper bound on the standard normal tail `Q(z)`.
+fn normal_tail_up(z: f64) -> f64 {
+    normal_tail(z) * (1.0 + ERFC_ERROR) + f64::MIN_POSITIVE
+}
+
+/// An upper bound on `P(za < Z ≤ zb)` for a standard normal `Z` (`za ≤ zb`, either
+/// may be infinite), computed on the side where it does not cancel.
+fn normal_mass_up(za: f64, zb: f64) -> f64 {
+    let slack = ERFC_ERROR + 4.0 * U;
+    let mass = if za >= 0.0 {
+        let (qa, qb) = (normal_tail(za), normal_tail(zb));
+        (qa - qb) + slack * (qa + qb)
+    } else if zb <= 0.0 {
+        let (qa, qb) = (normal_tail(-zb), normal_tail(-za));
+        (qa - qb) + slack * (qa + qb)
+    } else {
+        let (qa, qb) = (normal_tail(-za), normal_tail(zb));
+        (1.0 - qa - qb) + slack * (qa + qb + 1.0)
+    };
+    (mass.max(0.0) + f64::MIN_POSITIVE).min(1.0 + slack)
+}
+
+/// The output `o` at which the subsampled Gaussian's forward loss
+/// `ln(1 − q + q e^(so − s²/2))` equals `l`, as a bracket `(below, above)` that
+/// contains the exact value: `o = s/2 + ln((e^l − 1 + q)/q)/s`, or `−∞` where
+/// `l ≤ ln(1 − q)`. The bracket's width bounds every rounding of the evaluation
+/// (twice over).
+fn subsampled_inverse(l: f64, q: f64, s: f64) -> (f64, f64) {
+    let em1 = l.exp_m1();
+    let arg = em1 + q;
+    // |error of arg| ≤ 4u(|e^l − 1| + q): the sum and expm1's faithful rounding.
+    let arg_error = 4.0 * U * (em1.abs() + q);
+    if arg - arg_error <= 0.0 {
+        let above = if arg + arg_error <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            let t = ((arg + arg_error) / q).ln();
+            (s * s / 2.0 + t) / s + 1e-9 * (1.0 + t.abs() / s)
+        };
+        return (f64::NEG_INFINITY, above);
+    }
+    let t = (arg / q).ln();
+    // ln's argument carries relative error ≤ arg_error/arg + 2u; ln adds 2u|t| + u.
+    let t_error = arg_error / (arg - arg_error) + 4.0 * U * (1.0 + t.abs());
+    let o = (s * s / 2.0 + t) / s;
+    let o_error = (t_error + 4.0 * U * (s * s / 2.0 + t.abs())) / s + 4.0 * U * o.abs();
+    let widen = 2.0 * o_error + f64::MIN_POSITIVE;
+    (o - widen, o + widen)
 }
 
 fn check_scale_and_sensitivity(scale: f64, sensitivity: f64) -> Result<(f64, f64), Error> {

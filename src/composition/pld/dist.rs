@@ -32,9 +32,9 @@ pub(super) struct Dist {
     pub cumulants: Vec<f64>,
 }
 
-/// The exponents `λ = ±2^i`, `i = −10..=10`, at which cumulants are tracked.
+/// The exponents `λ = ±2^i`, `i = −6..=8`, at which cumulants are tracked.
 pub(super) fn lambdas() -> impl Iterator<Item = f64> {
-    (-10..=10).flat_map(|i| {
+    (-6..=8).flat_map(|i| {
         let l = f64::from(i).exp2();
         [l, -l]
     })
@@ -60,25 +60,23 @@ impl Dist {
     /// upper bounds, losses on the grid).
     pub fn compute_cumulants(&mut self) {
         let scale = (1.0 + self.relative) * (1.0 + 1e-9);
+        let terms: Vec<(f64, f64)> = (0..self.mass.len())
+            .filter(|&i| self.mass[i] > 0.0)
+            .map(|i| (self.mass[i].ln(), self.loss(i)))
+            .collect();
         self.cumulants = lambdas()
             .map(|lambda| {
                 // ln Σ m_i e^(λ l_i) by a shifted sum (log-sum-exp), rounded up.
-                let shift = self
-                    .mass
+                let shift = terms
                     .iter()
-                    .enumerate()
-                    .filter(|&(_, &m)| m > 0.0)
-                    .map(|(i, &m)| m.ln() + lambda * self.loss(i))
+                    .map(|&(ln_m, l)| ln_m + lambda * l)
                     .fold(f64::NEG_INFINITY, f64::max);
                 if shift == f64::NEG_INFINITY {
                     return f64::NEG_INFINITY;
                 }
-                let sum: f64 = self
-                    .mass
+                let sum: f64 = terms
                     .iter()
-                    .enumerate()
-                    .filter(|&(_, &m)| m > 0.0)
-                    .map(|(i, &m)| (m.ln() + lambda * self.loss(i) - shift).exp())
+                    .map(|&(ln_m, l)| (ln_m + lambda * l - shift).exp())
                     .sum();
                 let slack = 1e-12 * (1.0 + shift.abs());
                 shift + (sum * scale).ln() + slack
