@@ -265,3 +265,52 @@ fn subsampled_gaussian_thousand_steps_tightens_with_the_grid() {
     println!("q=0.01 σ=1 k=1000 δ=1e-5: ε {coarse:.4} (step 1e-3), {fine:.4} (step 1e-4)");
     assert!(fine <= coarse && fine > 1.0);
 }
+
+#[test]
+fn pld_accountant_refuses_before_drawing_and_reports_what_was_spent() {
+    use dpmech::audit::CountingRng;
+    use dpmech::composition::pld::{PldAccountant, PldStep};
+    use dpmech::{Gaussian, Laplace};
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    let g = Grid::default();
+    let plan = || {
+        vec![
+            PldStep::new("count", Pld::laplace(0.5, g).unwrap(), 3),
+            PldStep::new("sum", Pld::gaussian(4.0, 1.0, g).unwrap(), 2),
+        ]
+    };
+    // A plan that does not fit is refused as a whole.
+    assert!(matches!(
+        PldAccountant::new(0.5, 1e-6, plan()),
+        Err(Error::BudgetExceeded { .. })
+    ));
+    let acc = PldAccountant::new(4.0, 1e-6, plan()).unwrap();
+    let total = acc.total().epsilon().unwrap();
+    let sequential = 3.0 * 0.5 + 2.0 * zcdp::epsilon_tight(1.0 / 32.0, 1e-6 / 2.0).unwrap();
+    println!("plan total ε = {total:.4} (sequential ε ≥ {sequential:.4})");
+    assert!(total < sequential);
+
+    let laplace = Laplace::new(1.0, 0.5).unwrap();
+    let gaussian = Gaussian::classical(1.0, 0.9, 1e-6).unwrap();
+    let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(3));
+    for _ in 0..3 {
+        acc.release("count", &laplace, 10.0, &mut rng).unwrap();
+    }
+    let spent_counts = acc.spent(1e-6).unwrap().epsilon().unwrap();
+    let draws = rng.draws();
+    assert!(matches!(
+        acc.release("count", &laplace, 10.0, &mut rng),
+        Err(Error::BudgetExceeded { .. })
+    ));
+    assert!(matches!(
+        acc.release("mean", &laplace, 10.0, &mut rng),
+        Err(Error::IncompatibleLoss { .. })
+    ));
+    assert_eq!(rng.draws(), draws, "refused releases draw nothing");
+    acc.release("sum", &gaussian, 10.0, &mut rng).unwrap();
+    let spent = acc.spent(1e-6).unwrap().epsilon().unwrap();
+    println!("spent after 3 counts: {spent_counts:.4}, after one sum more: {spent:.4}");
+    assert!(spent_counts <= 1.5 && spent > spent_counts && spent <= total);
+}

@@ -59,6 +59,7 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
+mod accountant;
 mod build;
 mod dist;
 mod fft;
@@ -66,6 +67,8 @@ mod fft;
 use crate::Error;
 use crate::privacy::PrivacyLoss;
 use dist::Dist;
+
+pub use accountant::{PldAccountant, PldStep};
 
 /// The discretisation of a [`Pld`]: a power-of-two step `h` for the losses and the
 /// tail mass that may be cut off (and charged to δ) per side per operation.
