@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 const U: f64 = f64::EPSILON / 2.0;
 
 /// Below this many multiply–adds, convolve directly.
-const DIRECT_MAX_WORK: usize = 1 << 26;
+const DIRECT_MAX_WORK: usize = 1 << 20;
 
 /// `γ_n = nu/(1 − nu)`.
 fn gamma(n: f64) -> f64 {

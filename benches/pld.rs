@@ -1,0 +1,62 @@
+//! Time to answer "what (ε, δ) do 1000 releases cost?" with the certified PLD
+//! accountant: build one release's PLD, compose it 1000 times (repeated squaring),
+//! and query ε at δ = 1e-5. Throughput is releases composed per second.
+//!
+//! Run: `cargo bench --bench pld` (single thread).
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dpmech::composition::pld::{Grid, Pld};
+use std::hint::black_box;
+use std::time::Duration;
+
+const K: u64 = 1000;
+
+/// A named way to build one release's PLD.
+type Case = (&'static str, Box<dyn Fn() -> Pld>);
+
+fn answer(build: impl Fn() -> Pld) -> f64 {
+    build().self_compose(K).unwrap().epsilon_for_delta(1e-5).unwrap()
+}
+
+fn thousand_releases(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pld_1000_releases");
+    group.throughput(Throughput::Elements(K));
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(5));
+    let coarse = Grid::new(1.0 / 64.0).unwrap();
+    let cases: [Case; 6] = [
+        (
+            "laplace_eps1_default_grid",
+            Box::new(|| Pld::laplace(1.0, Grid::default()).unwrap()),
+        ),
+        (
+            "laplace_eps1_step_1/64",
+            Box::new(move || Pld::laplace(1.0, coarse).unwrap()),
+        ),
+        (
+            "gaussian_sigma_sqrt1000_default_grid",
+            Box::new(|| Pld::gaussian((K as f64).sqrt(), 1.0, Grid::default()).unwrap()),
+        ),
+        (
+            "gaussian_sigma_sqrt1000_step_1e-3",
+            Box::new(|| Pld::gaussian((K as f64).sqrt(), 1.0, Grid::new(1e-3).unwrap()).unwrap()),
+        ),
+        (
+            "subsampled_gaussian_q0.01_sigma1_step_1e-3",
+            Box::new(|| Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::new(1e-3).unwrap()).unwrap()),
+        ),
+        (
+            "subsampled_gaussian_q0.01_sigma1_step_1e-4",
+            Box::new(|| Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::new(1e-4).unwrap()).unwrap()),
+        ),
+    ];
+    for (name, build) in &cases {
+        println!("{name}: ε(1e-5) = {:.5}", answer(build));
+        group.bench_function(*name, |b| b.iter(|| black_box(answer(build))));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, thousand_releases);
+criterion_main!(benches);
