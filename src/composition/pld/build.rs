@@ -77,6 +77,7 @@ impl Buckets {
             relative: 0.0,
             error: 0.0,
             cumulants: Vec::new(),
+            rounding: self.step,
         };
         dist.trim(0.0);
         dist.compute_cumulants();

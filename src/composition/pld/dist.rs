@@ -30,6 +30,9 @@ pub(super) struct Dist {
     /// (rounded-up) distribution at each `λ` of [`LAMBDAS`]: Chernoff bounds on its
     /// tails, independent of the floating-point error of the masses.
     pub cumulants: Vec<f64>,
+    /// An upper bound on how far the grid has moved any loss up (the sum of the steps
+    /// of every rounding): the true losses are at least the grid's minus this.
+    pub rounding: f64,
 }
 
 /// The exponents `λ = ±2^i`, `i = −6..=8`, at which cumulants are tracked.
@@ -199,6 +202,7 @@ impl Dist {
         }
         self.mass = merged;
         self.offset = first;
+        self.rounding += self.step;
         self.step *= 2.0;
     }
 
@@ -224,6 +228,7 @@ impl Dist {
         }
         self.mass = merged;
         self.offset = first;
+        self.rounding += step;
         self.step = step;
     }
 
@@ -283,6 +288,7 @@ impl Dist {
             infinity: ((a.infinity + b.infinity) * (1.0 + 2.0 * U)).min(1.0),
             relative,
             error,
+            rounding: a.rounding + b.rounding,
             cumulants: a
                 .cumulants
                 .iter()
@@ -294,6 +300,22 @@ impl Dist {
         c.trim(tail);
         c.fit(c.step);
         c
+    }
+
+    /// An optimistic estimate of `δ(ε)`: the masses shifted down by `rounding` (every
+    /// true loss is at least its grid loss minus `rounding`), without the charges for
+    /// tails and floating-point error. A lower bound on the true `δ(ε)` up to those
+    /// charges.
+    pub fn delta_optimistic(&self, epsilon: f64) -> f64 {
+        let mut sum = 0.0;
+        for (i, &m) in self.mass.iter().enumerate().rev() {
+            let l = self.loss(i) - self.rounding;
+            if l <= epsilon {
+                break;
+            }
+            sum += m * -(epsilon - l).exp_m1();
+        }
+        sum
     }
 
     /// An upper bound on `δ(ε) = x_∞ + Σ_{l_i > ε} x_i (1 − e^(ε − l_i))`, the hockey-stick
