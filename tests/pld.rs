@@ -339,3 +339,57 @@ fn pld_accountant_refuses_before_drawing_and_reports_what_was_spent() {
     println!("spent after 3 counts: {spent_counts:.4}, after one sum more: {spent:.4}");
     assert!(spent_counts <= 1.5 && spent > spent_counts && spent <= total);
 }
+
+#[test]
+fn discrete_gaussian_one_release_matches_its_exact_sum() {
+    // δ(ε) = Σ_x max(0, p(x) − e^ε p(x − Δ)) over the integers, summed directly.
+    let exact_delta = |sigma: f64, eps: f64| {
+        let w = |x: f64| (-x * x / (2.0 * sigma * sigma)).exp();
+        let reach = (40.0 * sigma).ceil() as i64 + 2;
+        let z: f64 = (-reach..=reach).map(|x| w(x as f64)).sum();
+        (-reach..=reach)
+            .map(|x| (w(x as f64) - eps.exp() * w(x as f64 - 1.0)).max(0.0) / z)
+            .sum::<f64>()
+    };
+    for sigma in [0.5, 1.0, 3.0, 10.0] {
+        let pld = Pld::discrete_gaussian(sigma, 1, Grid::default()).unwrap();
+        for delta in [1e-5, 1e-9] {
+            let eps = pld.epsilon_for_delta(delta).unwrap();
+            let exact = smallest(|e| exact_delta(sigma, e) <= delta);
+            println!("discrete Gaussian σ={sigma} δ={delta:e}: PLD {eps:.6} exact {exact:.6}");
+            assert!(
+                exact_delta(sigma, eps) <= delta * (1.0 + 1e-9),
+                "unsafe σ={sigma}"
+            );
+            assert!(eps <= 1.01 * exact, "loose σ={sigma} δ={delta}");
+        }
+    }
+}
+
+#[test]
+fn smallest_noise_answers_the_inverse_question_on_the_safe_side() {
+    use dpmech::composition::pld::smallest_noise;
+    // 10 Gaussian releases are one of σ/√10: the exact smallest σ is √10 × the
+    // one-release analytic σ for (1, 1e-5).
+    let one = smallest(|s| analytic_gaussian_delta(1.0, s, 1.0) <= 1e-5);
+    let sigma = smallest_noise(10, 1.0, 1e-5, |s| Pld::gaussian(s, 1.0, Grid::default())).unwrap();
+    let exact = one * 10f64.sqrt();
+    println!("smallest σ for 10 Gaussian releases within (1, 1e-5): PLD {sigma:.4}, exact {exact:.4}");
+    assert!(sigma >= exact && sigma <= 1.01 * exact);
+    // DP-SGD: the noise multiplier for 100 steps at q = 0.01 within (1, 1e-5).
+    let grid = Grid::new(1e-3).unwrap();
+    let sgd = smallest_noise(100, 1.0, 1e-5, |s| {
+        Pld::poisson_subsampled_gaussian(s, 1.0, 0.01, grid)
+    })
+    .unwrap();
+    let check = Pld::poisson_subsampled_gaussian(sgd, 1.0, 0.01, grid)
+        .unwrap()
+        .self_compose(100)
+        .unwrap();
+    println!("DP-SGD q=0.01, 100 steps within (1, 1e-5): noise multiplier {sgd:.4}");
+    assert!(check.epsilon_for_delta(1e-5).unwrap() <= 1.0);
+    assert!(matches!(
+        smallest_noise(10, 1e-3, 1e-300, |s| Pld::gaussian(s, 1.0, Grid::default())),
+        Err(Error::Unattainable { .. })
+    ));
+}

@@ -344,5 +344,61 @@ impl Pld {
     }
 }
 
+/// The inverse question: the smallest noise parameter `σ` (to a relative 10⁻³) for
+/// which `k` releases of `mechanism(σ)` are `(ε, δ)`-DP by the certified PLD — e.g. the
+/// noise multiplier of DP-SGD. The returned `σ` itself is certified to fit; larger
+/// noise must make the mechanism more private (monotone in `σ`). A typed error if even
+/// `σ = 10⁶` does not fit.
+///
+/// ```
+/// use dpmech::composition::pld::{Grid, Pld, smallest_noise};
+/// // 100 Gaussian releases within (1, 1e-5): σ ≈ 10 × the one-release analytic σ (3.73).
+/// let sigma = smallest_noise(100, 1.0, 1e-5, |s| Pld::gaussian(s, 1.0, Grid::default()))?;
+/// assert!(sigma > 37.3 && sigma < 37.3 * 1.01);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+pub fn smallest_noise<F>(k: u64, epsilon: f64, delta: f64, mechanism: F) -> Result<f64, Error>
+where
+    F: Fn(f64) -> Result<Pld, Error>,
+{
+    let epsilon = crate::privacy::check_epsilon(epsilon)?;
+    let delta = crate::privacy::check_delta(delta)?;
+    let fits = |sigma: f64| -> Result<bool, Error> {
+        let pld = mechanism(sigma)?.self_compose(k)?;
+        match pld.epsilon_for_delta(delta) {
+            Ok(e) => Ok(e <= epsilon),
+            Err(Error::Unattainable { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    if fits(hi)? {
+        while lo > 1e-3 && fits(lo / 2.0)? {
+            lo /= 2.0;
+        }
+        hi = lo;
+        lo /= 2.0;
+    } else {
+        while !fits(hi)? {
+            if hi >= 1e6 {
+                return Err(Error::Unattainable {
+                    what: "no noise up to sigma = 1e6 keeps these releases within the target",
+                });
+            }
+            lo = hi;
+            hi *= 2.0;
+        }
+    }
+    while hi / lo > 1.001 {
+        let mid = (lo * hi).sqrt();
+        if fits(mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
 #[cfg(test)]
 mod tests;
