@@ -77,6 +77,19 @@ fn gaussian_release(c: &mut Criterion) {
     group.bench_function("exact_Gaussian::release", |b| {
         b.iter(|| mechanism.release(black_box(42.0), &mut rng).unwrap())
     });
+    // The one-call function with fixed parameters (per-thread calibration cache, OS-keyed
+    // thread RNG with its fork check).
+    group.bench_function("exact_one_call_gaussian", |b| {
+        b.iter(|| dpmech::gaussian(black_box(42.0), 1.0, 1.0, 1e-6).unwrap())
+    });
+    group.finish();
+
+    // Construction: the analytic calibration (regula falsi on ln δ, certified accept).
+    let mut group = c.benchmark_group("gaussian_construction");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("Gaussian::analytic", |b| {
+        b.iter(|| Gaussian::analytic(1.0, black_box(1.0), 1e-6).unwrap())
+    });
     group.finish();
 }
 
