@@ -1,0 +1,82 @@
+//! Differentially private releases over tables in [Apache DataFusion], built on
+//! [`dpmech`].
+//!
+//! A table is registered with its **privacy unit** (the column that identifies a
+//! person) and its **contribution bounds**; a [`GroupedQuery`] then releases counts,
+//! sums and means per group, with public keys or with partition selection, under
+//! add/remove of one privacy unit:
+//!
+//! 1. **Budget first.** The query's total loss (Σ ε of its aggregates, plus the
+//!    selection's (ε, δ)) is charged to a [`dpmech::Accountant`] before anything is
+//!    planned or scanned; a refused charge runs nothing.
+//! 2. **Contribution bounding in the plan.** `ROW_NUMBER`/`DENSE_RANK` windows keep at
+//!    most `max_rows_per_group` rows per unit and group and at most `max_groups` groups
+//!    per unit, chosen in a uniformly random order keyed by the release
+//!    ([`ReleaseKey`]).
+//! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
+//!    bounds' NaN value, by default the midpoint; ±∞ and out-of-range values clamped)
+//!    and summed as **integers** on a power-of-two grid, so the result does not depend
+//!    on partitioning, thread count or summation order (Casacuberta et al. 2022), and
+//!    no record can cause an error.
+//! 4. **Noise once, at the end, retry-safe.** Each released cell gets exact discrete
+//!    Laplace noise (dpmech's draw-independent sampler) from a ChaCha20 generator keyed
+//!    by HMAC-SHA256(release key, cell key): recomputing gives the same noise, two
+//!    releases share none.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
+//! use std::sync::Arc;
+//! use datafusion::prelude::*;
+//! use dpmech::{Accountant, statistics::Bounds};
+//! use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession};
+//!
+//! let ctx = SessionContext::new();
+//! let visits = ctx.table_provider("visits_raw").await?; // any registered table
+//! let mut session = PrivateSession::new(ctx, Arc::new(Accountant::pure(1.0)?));
+//! session.register_private("visits", visits, "user_id",
+//!     ContributionBounds { max_groups: 3, max_rows_per_group: 2 })?;
+//! let query = GroupedQuery::new("visits", "day")
+//!     .public_keys(["mon", "tue", "wed"])
+//!     .count(0.5)
+//!     .mean("duration", Bounds::new(0.0, 3600.0)?, 0.5);
+//! let release = session.release(&query).await?;
+//! for row in &release.rows {
+//!     println!("{:?}: {:?}", row.key, row.values);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! [Apache DataFusion]: https://datafusion.apache.org
+
+#![forbid(unsafe_code)]
+
+mod key;
+mod session;
+mod udf;
+
+pub use key::ReleaseKey;
+pub use session::{
+    Aggregate, ContributionBounds, GroupedQuery, Keys, PrivateSession, Release, ReleasedRow, ReleasedValue,
+};
+
+/// Everything that can go wrong in a private release. Only public parameters and the
+/// query plan can cause an error; records never do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DpError {
+    /// A privacy parameter or the budget (e.g. [`dpmech::Error::BudgetExceeded`]).
+    #[error(transparent)]
+    Privacy(#[from] dpmech::Error),
+    /// DataFusion failed to plan or run the query (a schema or SQL problem).
+    #[error(transparent)]
+    DataFusion(#[from] datafusion::error::DataFusionError),
+    /// Arrow failed to convert a column.
+    #[error(transparent)]
+    Arrow(#[from] datafusion::arrow::error::ArrowError),
+    /// The query or a registration is malformed.
+    #[error("invalid private query: {0}")]
+    Invalid(String),
+    /// The operating system could not provide entropy for a release key.
+    #[error("the operating system's entropy source failed: {0}")]
+    Entropy(String),
+}

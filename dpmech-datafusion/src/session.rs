@@ -1,0 +1,647 @@
+//! Private tables and grouped releases.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use datafusion::arrow::array::{Array, Int64Array, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::catalog::TableProvider;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::SessionContext;
+use dpmech::statistics::Bounds;
+use dpmech::{Accountant, Geometric, PrivacyLoss};
+
+use crate::DpError;
+use crate::key::ReleaseKey;
+use crate::udf::{GridUnits, KeyedRank};
+
+/// How much one privacy unit (one person) may contribute, enforced by the plan before
+/// any aggregation: at most `max_groups` groups (L0) per unit and at most
+/// `max_rows_per_group` rows per unit in each group (L∞). Which groups and rows are
+/// kept is a uniformly random choice keyed by the release (see [`ReleaseKey`]), so it
+/// does not depend on the data beyond the unit's own rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContributionBounds {
+    /// L0: the most groups one unit may touch.
+    pub max_groups: u32,
+    /// L∞: the most rows one unit may contribute to one group.
+    pub max_rows_per_group: u32,
+}
+
+#[derive(Debug, Clone)]
+struct PrivateTable {
+    raw_name: String,
+    unit: String,
+    bounds: ContributionBounds,
+}
+
+/// Which groups a release reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Keys {
+    /// Every listed key is released (empty groups too, with noise); rows with other keys
+    /// are dropped before bounding. Costs no extra privacy.
+    Public(Vec<String>),
+    /// Keys come from the data: a group is released only if its noisy number of
+    /// distinct units reaches a threshold (Laplace thresholding with discrete Laplace
+    /// noise), so a key held by one unit appears with probability at most δ. Costs
+    /// `(epsilon, delta)` on top of the aggregates.
+    Private {
+        /// ε spent on selecting the groups.
+        epsilon: f64,
+        /// δ: the probability bound for releasing a key held by a single unit.
+        delta: f64,
+    },
+}
+
+/// One aggregate of a grouped release.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Aggregate {
+    /// The number of (bounded) rows per group, with its ε.
+    Count {
+        /// ε of this aggregate (over all groups together).
+        epsilon: f64,
+    },
+    /// The sum of a column clamped to public bounds, summed exactly on a grid.
+    Sum {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
+    /// The mean of a clamped column: a noisy sum over a noisy count, ε split evenly.
+    Mean {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
+}
+
+/// A grouped private release: `SELECT group, aggregates… FROM table GROUP BY group`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupedQuery {
+    table: String,
+    group_by: String,
+    keys: Keys,
+    aggregates: Vec<Aggregate>,
+    /// Test-only: skip contribution bounding (the negative control of the audits).
+    unbounded: bool,
+}
+
+impl GroupedQuery {
+    /// A release over `table` grouped by `group_by`, with public `keys` by default
+    /// empty: set them with [`public_keys`](Self::public_keys) or
+    /// [`private_keys`](Self::private_keys).
+    pub fn new(table: &str, group_by: &str) -> Self {
+        GroupedQuery {
+            table: table.to_string(),
+            group_by: group_by.to_string(),
+            keys: Keys::Public(Vec::new()),
+            aggregates: Vec::new(),
+            unbounded: false,
+        }
+    }
+
+    /// Releases exactly these keys.
+    pub fn public_keys<I: IntoIterator<Item = S>, S: Into<String>>(mut self, keys: I) -> Self {
+        self.keys = Keys::Public(keys.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Releases the keys found in the data that pass partition selection.
+    pub fn private_keys(mut self, epsilon: f64, delta: f64) -> Self {
+        self.keys = Keys::Private { epsilon, delta };
+        self
+    }
+
+    /// Adds a DP count.
+    pub fn count(mut self, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Count { epsilon });
+        self
+    }
+
+    /// Adds a DP sum of `column` clamped to `bounds`.
+    pub fn sum(mut self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Sum {
+            column: column.to_string(),
+            bounds,
+            epsilon,
+        });
+        self
+    }
+
+    /// Adds a DP mean of `column` clamped to `bounds`.
+    pub fn mean(mut self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Mean {
+            column: column.to_string(),
+            bounds,
+            epsilon,
+        });
+        self
+    }
+
+    /// **Not private**: the same query without contribution bounding. For negative
+    /// controls in tests only.
+    #[doc(hidden)]
+    pub fn without_contribution_bounding_for_tests(mut self) -> Self {
+        self.unbounded = true;
+        self
+    }
+
+    /// The total guarantee: Σ ε of the aggregates (+ the selection's (ε, δ)).
+    pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
+        if self.aggregates.is_empty() {
+            return Err(DpError::Invalid("a release needs at least one aggregate".into()));
+        }
+        let mut epsilon = 0.0;
+        for a in &self.aggregates {
+            let e = match a {
+                Aggregate::Count { epsilon } => *epsilon,
+                Aggregate::Sum { epsilon, .. } | Aggregate::Mean { epsilon, .. } => *epsilon,
+            };
+            epsilon += PrivacyLoss::pure(e)?.epsilon().unwrap_or(0.0);
+        }
+        Ok(match self.keys {
+            Keys::Public(_) => PrivacyLoss::pure(epsilon)?,
+            Keys::Private { epsilon: e, delta } => {
+                PrivacyLoss::approximate(epsilon + PrivacyLoss::pure(e)?.epsilon().unwrap_or(0.0), delta)?
+            }
+        })
+    }
+}
+
+/// One released value with its 95 % confidence interval (from the noise distribution,
+/// which is public).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleasedValue {
+    /// `count`, `sum(column)` or `mean(column)`.
+    pub name: String,
+    /// The private value.
+    pub value: f64,
+    /// A 95 % interval around the true (bounded, clamped) value.
+    pub interval: (f64, f64),
+}
+
+/// One released group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleasedRow {
+    /// The group key as text (`None`: the NULL group).
+    pub key: Option<String>,
+    /// The aggregates, in the order of the query.
+    pub values: Vec<ReleasedValue>,
+}
+
+/// The result of a grouped release, with the guarantee charged for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Release {
+    /// What was charged to the accountant (under add/remove of one privacy unit).
+    pub loss: PrivacyLoss,
+    /// The released groups, sorted by key.
+    pub rows: Vec<ReleasedRow>,
+}
+
+/// A DataFusion session with private tables and a privacy budget.
+///
+/// The [`SessionContext`] inside holds the raw tables (under internal names): it
+/// belongs to the trusted side. Give analysts only [`PrivateSession::release`].
+pub struct PrivateSession {
+    ctx: SessionContext,
+    accountant: Arc<Accountant>,
+    tables: HashMap<String, PrivateTable>,
+    releases: AtomicU64,
+}
+
+impl core::fmt::Debug for PrivateSession {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PrivateSession")
+            .field("tables", &self.tables.keys().collect::<Vec<_>>())
+            .field("budget", &self.accountant.budget())
+            .finish()
+    }
+}
+
+impl PrivateSession {
+    /// A session over `ctx` whose releases are charged to `accountant` (add/remove of
+    /// one privacy unit).
+    pub fn new(ctx: SessionContext, accountant: Arc<Accountant>) -> Self {
+        PrivateSession {
+            ctx,
+            accountant,
+            tables: HashMap::new(),
+            releases: AtomicU64::new(0),
+        }
+    }
+
+    /// The accountant releases are charged to.
+    pub fn accountant(&self) -> &Accountant {
+        &self.accountant
+    }
+
+    /// Registers `provider` (CSV, Parquet, memory, any [`TableProvider`]) as the private
+    /// table `name`, whose rows belong to the privacy unit in column `unit`.
+    pub fn register_private(
+        &mut self,
+        name: &str,
+        provider: Arc<dyn TableProvider>,
+        unit: &str,
+        bounds: ContributionBounds,
+    ) -> Result<(), DpError> {
+        if bounds.max_groups == 0 || bounds.max_rows_per_group == 0 {
+            return Err(DpError::Invalid("contribution bounds must be at least 1".into()));
+        }
+        if provider.schema().field_with_name(unit).is_err() {
+            return Err(DpError::Invalid(format!("no privacy-unit column `{unit}`")));
+        }
+        let raw_name = format!("__dpmech_raw_{}", self.tables.len());
+        self.ctx.register_table(raw_name.as_str(), provider)?;
+        self.tables.insert(
+            name.to_string(),
+            PrivateTable {
+                raw_name,
+                unit: unit.to_string(),
+                bounds,
+            },
+        );
+        Ok(())
+    }
+
+    /// Charges the query's loss, then runs it with a fresh key from the OS. A refused
+    /// charge runs nothing.
+    pub async fn release(&self, query: &GroupedQuery) -> Result<Release, DpError> {
+        self.release_with_key(query, ReleaseKey::from_os()?).await
+    }
+
+    /// [`release`](Self::release) with a given key: recomputing with the same key gives
+    /// the same answer (retries); every new release must use a new key, and is
+    /// charged again.
+    pub async fn release_with_key(&self, query: &GroupedQuery, key: ReleaseKey) -> Result<Release, DpError> {
+        let table = self
+            .tables
+            .get(&query.table)
+            .ok_or_else(|| DpError::Invalid(format!("no private table `{}`", query.table)))?
+            .clone();
+        let loss = query.privacy_loss()?;
+        let plan = Plan::new(query, &table)?;
+        // Budget first: nothing is planned or scanned if the charge is refused.
+        self.accountant.spend(loss)?;
+        let exact = self.exact_aggregates(query, &table, &plan, &key).await?;
+        Ok(Release {
+            loss,
+            rows: plan.add_noise(query, &exact, &key)?,
+        })
+    }
+
+    /// Runs the bounded plan: exact integer aggregates per group.
+    async fn exact_aggregates(
+        &self,
+        query: &GroupedQuery,
+        table: &PrivateTable,
+        plan: &Plan,
+        key: &ReleaseKey,
+    ) -> Result<HashMap<Option<String>, Vec<i64>>, DpError> {
+        let id = self.releases.fetch_add(1, Ordering::Relaxed);
+        let rank_rows = format!("__dpmech_rank_rows_{id}");
+        let rank_groups = format!("__dpmech_rank_groups_{id}");
+        self.ctx.register_udf(ScalarUDF::new_from_impl(KeyedRank::new(
+            rank_rows.clone(),
+            "rows",
+            key,
+        )));
+        self.ctx.register_udf(ScalarUDF::new_from_impl(KeyedRank::new(
+            rank_groups.clone(),
+            "groups",
+            key,
+        )));
+        let mut value_columns = Vec::new();
+        let mut sums = Vec::new();
+        for (j, agg) in query.aggregates.iter().enumerate() {
+            if let Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } = agg {
+                let f = format!("__dpmech_units_{id}_{j}");
+                self.ctx.register_udf(ScalarUDF::new_from_impl(GridUnits::new(
+                    f.clone(),
+                    *bounds,
+                    plan.grid_exp[&j],
+                )));
+                value_columns.push(format!("CAST({} AS DOUBLE) AS __v{j}", ident(column)));
+                sums.push(format!("SUM({f}(__v{j})) AS __s{j}"));
+            }
+        }
+        let mut select = vec![
+            format!("CAST({} AS VARCHAR) AS __u", ident(&table.unit)),
+            format!("CAST({} AS VARCHAR) AS __g", ident(&query.group_by)),
+        ];
+        select.extend(value_columns);
+        let filter = match &query.keys {
+            Keys::Public(keys) if keys.is_empty() => " WHERE FALSE".to_string(),
+            Keys::Public(keys) => format!(
+                " WHERE CAST({} AS VARCHAR) IN ({})",
+                ident(&query.group_by),
+                keys.iter().map(|k| literal(k)).collect::<Vec<_>>().join(", ")
+            ),
+            Keys::Private { .. } => String::new(),
+        };
+        let value_refs: Vec<String> = (0..query.aggregates.len())
+            .filter(|j| plan.grid_exp.contains_key(j))
+            .map(|j| format!("__v{j}"))
+            .collect();
+        let row_order = std::iter::once(format!(
+            "{rank_rows}(__u, __g{})",
+            value_refs.iter().map(|v| format!(", {v}")).collect::<String>()
+        ))
+        .chain(value_refs.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(", ");
+        let bounded = if query.unbounded {
+            "SELECT * FROM base".to_string()
+        } else {
+            format!(
+                "SELECT * FROM (SELECT *, DENSE_RANK() OVER (PARTITION BY __u ORDER BY {rank_groups}(__u, __g), __g) AS __gr \
+                 FROM (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u, __g ORDER BY {row_order}) AS __rn FROM base) \
+                 WHERE __rn <= {m})) WHERE __gr <= {l0}",
+                m = table.bounds.max_rows_per_group,
+                l0 = table.bounds.max_groups,
+            )
+        };
+        let mut outputs = vec![
+            "__g".to_string(),
+            "COUNT(*) AS __count".into(),
+            "COUNT(DISTINCT __u) AS __units".into(),
+        ];
+        outputs.extend(sums);
+        let sql = format!(
+            "WITH base AS (SELECT {} FROM {}{filter}), bounded AS ({bounded}) SELECT {} FROM bounded GROUP BY __g",
+            select.join(", "),
+            ident(&table.raw_name),
+            outputs.join(", ")
+        );
+        let batches = self.ctx.sql(&sql).await?.collect().await;
+        for name in [&rank_rows, &rank_groups] {
+            self.ctx.deregister_udf(name);
+        }
+        for j in plan.grid_exp.keys() {
+            self.ctx.deregister_udf(&format!("__dpmech_units_{id}_{j}"));
+        }
+        let mut out = HashMap::new();
+        for batch in batches? {
+            let keys = cast(batch.column(0), &DataType::Utf8)?;
+            let keys = keys.as_any().downcast_ref::<StringArray>().expect("Utf8");
+            let ints: Vec<Int64Array> = (1..batch.num_columns())
+                .map(|c| {
+                    let a = cast(batch.column(c), &DataType::Int64)?;
+                    Ok(a.as_any().downcast_ref::<Int64Array>().expect("Int64").clone())
+                })
+                .collect::<Result<_, DpError>>()?;
+            for row in 0..batch.num_rows() {
+                let k = (!keys.is_null(row)).then(|| keys.value(row).to_string());
+                let v = ints
+                    .iter()
+                    .map(|a| if a.is_null(row) { 0 } else { a.value(row) })
+                    .collect();
+                out.insert(k, v);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Quotes an identifier for SQL.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quotes a string literal for SQL.
+fn literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+/// The public parameters of a release: grids and noise, fixed before any data is read.
+struct Plan {
+    /// Grid exponent per sum/mean aggregate (by index in the query).
+    grid_exp: HashMap<usize, i32>,
+    bounds: ContributionBounds,
+}
+
+impl Plan {
+    fn new(query: &GroupedQuery, table: &PrivateTable) -> Result<Self, DpError> {
+        let mut grid_exp = HashMap::new();
+        for (j, a) in query.aggregates.iter().enumerate() {
+            if let Aggregate::Sum { bounds, .. } | Aggregate::Mean { bounds, .. } = a {
+                // g = 2^k with about 20 bits below the largest bound: each record in
+                // units is an integer of at most ~2^21, sums stay far from i64 limits.
+                let big = bounds.lower().abs().max(bounds.upper().abs());
+                grid_exp.insert(j, big.log2().floor() as i32 - 20);
+            }
+        }
+        Ok(Plan {
+            grid_exp,
+            bounds: table.bounds,
+        })
+    }
+
+    /// The grid `g` of sum/mean aggregate `j` and the largest record in units of `g`.
+    fn grid(&self, j: usize, bounds: &Bounds) -> (f64, u64) {
+        let e = self.grid_exp[&j];
+        let units = |v: f64| GridUnits::units(bounds, e, Some(v)).unsigned_abs();
+        (
+            f64::from(e).exp2(),
+            units(bounds.lower()).max(units(bounds.upper())),
+        )
+    }
+
+    /// ε per cell and the L∞ sensitivity in grid units of one aggregate's cells: one unit
+    /// touches at most L0 cells, each by at most L∞ rows.
+    fn cell_noise(&self, sensitivity_units: u64, epsilon: f64) -> Result<Geometric, DpError> {
+        let per_cell = epsilon / f64::from(self.bounds.max_groups);
+        Ok(Geometric::new(sensitivity_units, per_cell)?)
+    }
+
+    fn add_noise(
+        &self,
+        query: &GroupedQuery,
+        exact: &HashMap<Option<String>, Vec<i64>>,
+        key: &ReleaseKey,
+    ) -> Result<Vec<ReleasedRow>, DpError> {
+        let m = u64::from(self.bounds.max_rows_per_group);
+        let l0 = f64::from(self.bounds.max_groups);
+        // Which groups: the public list, or those passing the noisy threshold.
+        let zeros = vec![0i64; 2 + self.grid_exp.len()];
+        let groups: Vec<Option<String>> = match &query.keys {
+            Keys::Public(keys) => keys.iter().cloned().map(Some).collect(),
+            Keys::Private { epsilon, delta } => {
+                // Each unit adds 1 to the distinct-unit count of at most L0 groups:
+                // discrete Laplace of scale b = L0/ε; threshold τ = 1 + ⌈b·ln(L0/δ)⌉ so
+                // that a group held by one unit passes with probability ≤ δ/L0 (each of
+                // its ≤ L0 groups), ≤ δ in all.
+                let selector = Geometric::new(1, epsilon / l0)?;
+                let b = l0 / epsilon;
+                let threshold = 1 + (b * (l0 / delta).ln()).ceil() as i64;
+                let mut keys: Vec<Option<String>> = exact.keys().cloned().collect();
+                keys.sort();
+                keys.into_iter()
+                    .filter(|k| {
+                        let mut rng = key.cell_rng("select", cell_bytes(k));
+                        selector.release(exact[k][1], &mut rng) >= threshold
+                    })
+                    .collect()
+            }
+        };
+        let mut rows = Vec::with_capacity(groups.len());
+        for k in groups {
+            let cells = exact.get(&k).unwrap_or(&zeros);
+            let mut values = Vec::new();
+            let mut sum_index = 2;
+            for (j, agg) in query.aggregates.iter().enumerate() {
+                let label = format!("agg{j}");
+                let mut rng = key.cell_rng(&label, cell_bytes(&k));
+                match agg {
+                    Aggregate::Count { epsilon } => {
+                        let noise = self.cell_noise(m, *epsilon)?;
+                        let v = noise.release(cells[0], &mut rng) as f64;
+                        let w = half_width(m, *epsilon / l0, 0.05);
+                        values.push(ReleasedValue {
+                            name: "count".into(),
+                            value: v,
+                            interval: (v - w, v + w),
+                        });
+                    }
+                    Aggregate::Sum {
+                        column,
+                        bounds,
+                        epsilon,
+                    } => {
+                        let (g, per_record) = self.grid(j, bounds);
+                        let noise = self.cell_noise(m * per_record, *epsilon)?;
+                        let v = noise.release(cells[sum_index], &mut rng) as f64 * g;
+                        let w = half_width(m * per_record, *epsilon / l0, 0.05) * g;
+                        values.push(ReleasedValue {
+                            name: format!("sum({column})"),
+                            value: v,
+                            interval: (v - w, v + w),
+                        });
+                        sum_index += 1;
+                    }
+                    Aggregate::Mean {
+                        column,
+                        bounds,
+                        epsilon,
+                    } => {
+                        let (g, per_record) = self.grid(j, bounds);
+                        let half = *epsilon / 2.0;
+                        let count = self.cell_noise(m, half)?.release(cells[0], &mut rng) as f64;
+                        let sum = self
+                            .cell_noise(m * per_record, half)?
+                            .release(cells[sum_index], &mut rng) as f64
+                            * g;
+                        let value = (sum / count.max(1.0)).clamp(bounds.lower(), bounds.upper());
+                        // 95 %: each of the two at 97.5 %, then the extreme ratios.
+                        let wc = half_width(m, half / l0, 0.025);
+                        let ws = half_width(m * per_record, half / l0, 0.025) * g;
+                        let lo_c = (count - wc).max(1.0);
+                        let hi_c = count + wc;
+                        let ratios = [
+                            (sum - ws) / lo_c,
+                            (sum - ws) / hi_c,
+                            (sum + ws) / lo_c,
+                            (sum + ws) / hi_c,
+                        ];
+                        let lo = ratios
+                            .iter()
+                            .cloned()
+                            .fold(f64::INFINITY, f64::min)
+                            .clamp(bounds.lower(), bounds.upper());
+                        let hi = ratios
+                            .iter()
+                            .cloned()
+                            .fold(f64::NEG_INFINITY, f64::max)
+                            .clamp(bounds.lower(), bounds.upper());
+                        values.push(ReleasedValue {
+                            name: format!("mean({column})"),
+                            value,
+                            interval: (lo, hi),
+                        });
+                        sum_index += 1;
+                    }
+                }
+            }
+            rows.push(ReleasedRow { key: k, values });
+        }
+        rows.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(rows)
+    }
+}
+
+/// The bytes a cell's noise is keyed by (NULL differs from every string).
+fn cell_bytes(key: &Option<String>) -> &[u8] {
+    match key {
+        Some(k) => k.as_bytes(),
+        None => &[0xff, 0xfe],
+    }
+}
+
+/// The smallest integer `w` with `P(|Z| > w) ≤ β` for discrete Laplace noise of scale
+/// `Δ/ε`: `P(|Z| > w) = 2r^(w+1)/(1 + r)`, `r = e^(−ε/Δ)`.
+fn half_width(sensitivity: u64, epsilon: f64, beta: f64) -> f64 {
+    let r = (-epsilon / sensitivity as f64).exp();
+    let w = ((beta * (1.0 + r) / 2.0).ln() / r.ln() - 1.0).ceil();
+    w.max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_held_by_one_unit_is_released_in_at_most_delta_of_runs() {
+        // The selection stage on fixed exact aggregates (what the bounded plan returns):
+        // "solo" has one distinct unit, "crowd" 10 000. Each run uses a fresh key.
+        let bounds = ContributionBounds {
+            max_groups: 3,
+            max_rows_per_group: 1,
+        };
+        let plan = Plan {
+            grid_exp: HashMap::new(),
+            bounds,
+        };
+        let delta = 1e-3;
+        let query = GroupedQuery::new("t", "g").private_keys(1.0, delta).count(0.5);
+        let exact: HashMap<Option<String>, Vec<i64>> = [
+            (Some("solo".to_string()), vec![1, 1]),
+            (Some("crowd".to_string()), vec![10_000, 10_000]),
+        ]
+        .into_iter()
+        .collect();
+        let runs = 100_000u64;
+        let (mut solo, mut crowd) = (0u64, 0u64);
+        for i in 0..runs {
+            let mut k = [0u8; 32];
+            k[..8].copy_from_slice(&i.to_le_bytes());
+            let rows = plan
+                .add_noise(&query, &exact, &ReleaseKey::from_bytes_insecure(k))
+                .unwrap();
+            for r in rows {
+                match r.key.as_deref() {
+                    Some("solo") => solo += 1,
+                    Some("crowd") => crowd += 1,
+                    _ => unreachable!(),
+                }
+            }
+        }
+        // Bernstein: P(X ≥ np + t) ≤ exp(−t²/(2(np + t/3))) ≤ 1e-9 for X ~ Bin(n, p),
+        // p = δ/L0 the proven per-group bound.
+        let np = runs as f64 * delta / f64::from(bounds.max_groups);
+        let z = (1e9f64).ln();
+        let t = z / 3.0 + ((z / 3.0).powi(2) + 2.0 * np * z).sqrt();
+        println!(
+            "solo released {solo} / {runs} times (bound {:.1}); crowd {crowd}",
+            np + t
+        );
+        assert!((solo as f64) <= np + t);
+        assert_eq!(crowd, runs);
+    }
+}

@@ -1,0 +1,241 @@
+//! The private SQL path end to end: bit-identical across partitionings, budget first,
+//! total on bad data, and audited at its claimed ε (with the unbounded plan as the
+//! negative control).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{Float64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::logical_expr::{Expr, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use dpmech::audit::Auditor;
+use dpmech::statistics::Bounds;
+use dpmech::{Accountant, Error};
+use dpmech_datafusion::{ContributionBounds, DpError, GroupedQuery, PrivateSession, Release, ReleaseKey};
+use rand_core::Rng;
+
+/// Rows `(user, day, duration)`.
+fn table(rows: &[(String, String, f64)]) -> Arc<MemTable> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("user_id", DataType::Utf8, false),
+        Field::new("day", DataType::Utf8, true),
+        Field::new("duration", DataType::Float64, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0.clone()))),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.clone()))),
+            Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2))),
+        ],
+    )
+    .unwrap();
+    // Several batches so that repartitioning has something to split.
+    let chunks: Vec<RecordBatch> = (0..batch.num_rows())
+        .step_by(97)
+        .map(|start| batch.slice(start, 97.min(batch.num_rows() - start)))
+        .collect();
+    Arc::new(MemTable::try_new(schema, vec![chunks]).unwrap())
+}
+
+/// 300 users over 5 days, a few rows each, deterministic.
+fn visits() -> Vec<(String, String, f64)> {
+    let mut rows = Vec::new();
+    for u in 0..300u64 {
+        for r in 0..(1 + u % 4) {
+            let day = format!("d{}", (u * 7 + r * 3) % 5);
+            rows.push((format!("u{u}"), day, ((u * 37 + r * 11) % 1000) as f64 + 0.25));
+        }
+    }
+    rows
+}
+
+const BOUNDS: ContributionBounds = ContributionBounds {
+    max_groups: 2,
+    max_rows_per_group: 1,
+};
+
+fn session(provider: Arc<dyn TableProvider>, partitions: usize, budget: f64) -> PrivateSession {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
+    let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(budget).unwrap()));
+    s.register_private("visits", provider, "user_id", BOUNDS).unwrap();
+    s
+}
+
+fn query() -> GroupedQuery {
+    GroupedQuery::new("visits", "day")
+        .public_keys(["d0", "d1", "d2", "d3", "d4", "d9"])
+        .count(0.5)
+        .sum("duration", Bounds::new(0.0, 1000.0).unwrap(), 0.25)
+        .mean("duration", Bounds::new(0.0, 1000.0).unwrap(), 0.25)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap()
+}
+
+fn release(s: &PrivateSession, q: &GroupedQuery, key: [u8; 32]) -> Release {
+    runtime()
+        .block_on(s.release_with_key(q, ReleaseKey::from_bytes_insecure(key)))
+        .unwrap()
+}
+
+#[test]
+fn one_release_key_gives_bit_identical_results_at_1_4_16_partitions() {
+    let rows = visits();
+    let results: Vec<Release> = [1, 4, 16]
+        .iter()
+        .map(|&p| release(&session(table(&rows), p, 100.0), &query(), [1; 32]))
+        .collect();
+    for r in &results[1..] {
+        assert_eq!(r, &results[0], "partitioning changed a released value");
+    }
+    let other = release(&session(table(&rows), 4, 100.0), &query(), [2; 32]);
+    assert_ne!(
+        other.rows, results[0].rows,
+        "two release keys must give different noise"
+    );
+    // Public keys: every listed key is released, the empty "d9" too.
+    let keys: Vec<_> = results[0].rows.iter().map(|r| r.key.clone().unwrap()).collect();
+    assert_eq!(keys, ["d0", "d1", "d2", "d3", "d4", "d9"]);
+    for row in &results[0].rows {
+        println!("{:?}: {:?}", row.key, row.values);
+    }
+}
+
+/// A table provider that counts its scans.
+#[derive(Debug)]
+struct CountingTable {
+    inner: Arc<MemTable>,
+    scans: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl TableProvider for CountingTable {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        self.scans.fetch_add(1, Ordering::SeqCst);
+        self.inner.scan(state, projection, filters, limit).await
+    }
+}
+
+#[test]
+fn a_refused_budget_runs_nothing() {
+    let scans = Arc::new(AtomicUsize::new(0));
+    let provider = Arc::new(CountingTable {
+        inner: table(&visits()),
+        scans: scans.clone(),
+    });
+    let s = session(provider, 4, 1.5);
+    let q = query(); // ε = 1
+    release(&s, &q, [3; 32]);
+    let after_first = scans.load(Ordering::SeqCst);
+    assert!(after_first >= 1, "the accepted release scanned the table");
+    let refused = runtime().block_on(s.release_with_key(&q, ReleaseKey::from_bytes_insecure([4; 32])));
+    assert!(
+        matches!(refused, Err(DpError::Privacy(Error::BudgetExceeded { .. }))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        scans.load(Ordering::SeqCst),
+        after_first,
+        "a refused release scanned nothing"
+    );
+}
+
+#[test]
+fn bad_records_are_read_by_the_rule_and_move_cells_by_at_most_the_bound() {
+    // D′ adds one unit whose values are NaN, ±∞, huge and negative, in many groups.
+    // With the same release key the noise of every cell is identical, so released
+    // differences are the differences of the bounded exact aggregates.
+    let rows = visits();
+    let mut with_bad = rows.clone();
+    for (i, v) in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -5.0]
+        .iter()
+        .enumerate()
+    {
+        with_bad.push(("bad".into(), format!("d{}", i % 5), *v));
+    }
+    let q = GroupedQuery::new("visits", "day")
+        .public_keys(["d0", "d1", "d2", "d3", "d4"])
+        .count(0.5)
+        .sum("duration", Bounds::new(0.0, 1000.0).unwrap(), 0.5);
+    let a = release(&session(table(&rows), 4, 100.0), &q, [5; 32]);
+    let b = release(&session(table(&with_bad), 4, 100.0), &q, [5; 32]);
+    let mut changed = 0;
+    for (ra, rb) in a.rows.iter().zip(&b.rows) {
+        let dc = (rb.values[0].value - ra.values[0].value).abs();
+        let ds = (rb.values[1].value - ra.values[1].value).abs();
+        assert!(dc <= f64::from(BOUNDS.max_rows_per_group), "count moved by {dc}");
+        assert!(
+            ds <= 1000.0 * f64::from(BOUNDS.max_rows_per_group),
+            "sum moved by {ds}"
+        );
+        changed += usize::from(dc > 0.0 || ds > 0.0);
+    }
+    assert!(
+        changed >= 1 && changed <= BOUNDS.max_groups as usize,
+        "{changed} cells changed"
+    );
+}
+
+#[test]
+fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
+    // D′ = D plus one unit with 8 rows in each of 4 days. Audit the count of "d0".
+    let rows = visits();
+    let mut with_heavy = rows.clone();
+    for day in 0..4 {
+        for r in 0..8 {
+            with_heavy.push(("heavy".into(), format!("d{day}"), f64::from(r)));
+        }
+    }
+    let rt = runtime();
+    let audit = |bounded: bool| {
+        let mut q = GroupedQuery::new("visits", "day").public_keys(["d0"]).count(1.0);
+        if !bounded {
+            q = q.without_contribution_bounding_for_tests();
+        }
+        let (d, d_prime) = (
+            session(table(&rows), 2, 1e12),
+            session(table(&with_heavy), 2, 1e12),
+        );
+        let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
+            let mut key = [0u8; 32];
+            rng.fill_bytes(&mut key);
+            let r = rt
+                .block_on(s.release_with_key(&q, ReleaseKey::from_bytes_insecure(key)))
+                .unwrap();
+            r.rows[0].values[0].value as i64
+        };
+        Auditor::pure(1.0)
+            .unwrap()
+            .samples(6_000)
+            .audit(|rng| run(&d, rng), |rng| run(&d_prime, rng))
+            .unwrap()
+    };
+    let good = audit(true);
+    println!("bounded: {good}");
+    assert!(good.passed());
+    let bad = audit(false);
+    println!("unbounded (negative control): {bad}");
+    assert!(!bad.passed());
+}
