@@ -73,19 +73,14 @@ impl ReleaseKey {
 pub(crate) struct RankKey(u64, u64);
 
 impl RankKey {
-    /// SipHash-2-4 of the parts, each length-prefixed (unambiguous).
-    pub(crate) fn rank(&self, parts: &[&[u8]]) -> u64 {
-        let mut h = SipHash24::new(self.0, self.1);
-        for part in parts {
-            h.write(&(part.len() as u64).to_le_bytes());
-            h.write(part);
-        }
-        h.finish()
+    /// A hasher to feed parts into.
+    pub(crate) fn hasher(&self) -> SipHash24 {
+        SipHash24::new(self.0, self.1)
     }
 }
 
 /// SipHash-2-4, streaming.
-struct SipHash24 {
+pub(crate) struct SipHash24 {
     v: [u64; 4],
     tail: u64,
     ntail: usize,
@@ -142,7 +137,13 @@ impl SipHash24 {
         }
     }
 
-    fn finish(mut self) -> u64 {
+    /// Appends one length-prefixed part.
+    pub(crate) fn part(&mut self, bytes: &[u8]) {
+        self.write(&(bytes.len() as u64).to_le_bytes());
+        self.write(bytes);
+    }
+
+    pub(crate) fn finish(mut self) -> u64 {
         let m = self.tail | ((self.length as u64 & 0xff) << 56);
         self.compress(m);
         self.v[2] ^= 0xff;

@@ -9,19 +9,27 @@
 //! 1. **Budget first.** The query's total loss (Σ ε of its aggregates, plus the
 //!    selection's (ε, δ)) is charged to a [`dpmech::Accountant`] before anything is
 //!    planned or scanned; a refused charge runs nothing.
-//! 2. **Contribution bounding in the plan.** `ROW_NUMBER`/`DENSE_RANK` windows keep at
-//!    most `max_rows_per_group` rows per unit and group and at most `max_groups` groups
-//!    per unit, chosen in a uniformly random order keyed by the release
-//!    ([`ReleaseKey`]).
+//! 2. **Contribution bounding in the plan.** A `ROW_NUMBER` window keeps at most
+//!    `max_rows_per_group` rows per unit and group; the rows of each (unit, group) pair
+//!    are then aggregated exactly, and a second `ROW_NUMBER` window keeps at most
+//!    `max_groups` pairs per unit. Both choices follow a uniformly random order keyed
+//!    by the release (SipHash-2-4 under a key derived from the [`ReleaseKey`]), so they
+//!    depend on nothing but the unit's own rows and the key.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint; ±∞ and out-of-range values clamped)
 //!    and summed as **integers** on a power-of-two grid, so the result does not depend
 //!    on partitioning, thread count or summation order (Casacuberta et al. 2022), and
 //!    no record can cause an error.
-//! 4. **Noise once, at the end, retry-safe.** Each released cell gets exact discrete
-//!    Laplace noise (dpmech's draw-independent sampler) from a ChaCha20 generator keyed
-//!    by HMAC-SHA256(release key, cell key): recomputing gives the same noise, two
-//!    releases share none.
+//! 4. **Noise once, at the end, retry-safe.** After the final merge, outside the
+//!    engine, each released cell gets exact discrete Laplace noise (dpmech's
+//!    draw-independent sampler) from a ChaCha20 generator keyed by
+//!    HMAC-SHA256(release key, cell key): recomputing gives the same noise, two releases
+//!    share none.
+//!
+//! **Not yet:** DP aggregate functions callable from SQL text (releases are built with
+//! [`GroupedQuery`]), plan codecs for distributed runners (Ballista), ρ-zCDP/Gaussian
+//! aggregates, and a bounding plan fast enough for the 3× overhead target (≈ 20–37×
+//! today on 10⁷ rows, dominated by the two window sorts).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {

@@ -320,6 +320,7 @@ impl PrivateSession {
         )));
         let mut value_columns = Vec::new();
         let mut sums = Vec::new();
+        let mut sum_columns = Vec::new();
         for (j, agg) in query.aggregates.iter().enumerate() {
             if let Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } = agg {
                 let f = format!("__dpmech_units_{id}_{j}");
@@ -330,11 +331,12 @@ impl PrivateSession {
                 )));
                 value_columns.push(format!("CAST({} AS DOUBLE) AS __v{j}", ident(column)));
                 sums.push(format!("SUM({f}(__v{j})) AS __s{j}"));
+                sum_columns.push(format!("__s{j}"));
             }
         }
         let mut select = vec![
-            format!("CAST({} AS VARCHAR) AS __u", ident(&table.unit)),
-            format!("CAST({} AS VARCHAR) AS __g", ident(&query.group_by)),
+            format!("{} AS __u", ident(&table.unit)),
+            format!("{} AS __g", ident(&query.group_by)),
         ];
         select.extend(value_columns);
         let filter = match &query.keys {
@@ -357,28 +359,38 @@ impl PrivateSession {
         .chain(value_refs.iter().cloned())
         .collect::<Vec<_>>()
         .join(", ");
-        let bounded = if query.unbounded {
+        // 1. L∞: at most m rows per (unit, group), the m first in the keyed order.
+        // 2. Aggregate each (unit, group) pair exactly (rows → one pair per unit and group).
+        // 3. L0: at most L0 pairs per unit, the first in the keyed order.
+        // 4. Per group: Σ rows, number of pairs (= distinct units), Σ grid units.
+        let rows_kept = if query.unbounded {
             "SELECT * FROM base".to_string()
         } else {
             format!(
-                "SELECT * FROM (SELECT *, DENSE_RANK() OVER (PARTITION BY __u ORDER BY {rank_groups}(__u, __g), __g) AS __gr \
-                 FROM (SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u, __g ORDER BY {row_order}) AS __rn FROM base) \
-                 WHERE __rn <= {m})) WHERE __gr <= {l0}",
+                "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u, __g ORDER BY {row_order}) AS __rn \
+                 FROM base) WHERE __rn <= {m}",
                 m = table.bounds.max_rows_per_group,
+            )
+        };
+        let pair_sums: String = sums.iter().map(|s| format!(", {s}")).collect();
+        let pairs_kept = if query.unbounded {
+            "SELECT * FROM pairs".to_string()
+        } else {
+            format!(
+                "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u ORDER BY {rank_groups}(__u, __g), __g) AS __gr \
+                 FROM pairs) WHERE __gr <= {l0}",
                 l0 = table.bounds.max_groups,
             )
         };
-        let mut outputs = vec![
-            "__g".to_string(),
-            "COUNT(*) AS __count".into(),
-            "COUNT(DISTINCT __u) AS __units".into(),
-        ];
-        outputs.extend(sums);
+        let group_sums: String = sum_columns.iter().map(|c| format!(", SUM({c}) AS {c}")).collect();
         let sql = format!(
-            "WITH base AS (SELECT {} FROM {}{filter}), bounded AS ({bounded}) SELECT {} FROM bounded GROUP BY __g",
+            "WITH base AS (SELECT {} FROM {}{filter}), \
+             rows_kept AS ({rows_kept}), \
+             pairs AS (SELECT __u, __g, COUNT(*) AS __c{pair_sums} FROM rows_kept GROUP BY __u, __g), \
+             pairs_kept AS ({pairs_kept}) \
+             SELECT __g, SUM(__c) AS __count, COUNT(*) AS __units{group_sums} FROM pairs_kept GROUP BY __g",
             select.join(", "),
             ident(&table.raw_name),
-            outputs.join(", ")
         );
         let batches = self.ctx.sql(&sql).await?.collect().await;
         for name in [&rank_rows, &rank_groups] {

@@ -11,7 +11,7 @@ use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
 use dpmech::statistics::Bounds;
 
-use crate::key::{RankKey, ReleaseKey};
+use crate::key::{RankKey, ReleaseKey, SipHash24};
 
 /// `name(col, …) → UInt64`: SipHash-2-4 of the columns' text under a key derived from
 /// the release key and a label. Ordering by it is a uniformly random order that depends only on the
@@ -63,31 +63,71 @@ impl ScalarUDFImpl for KeyedRank {
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let n = args.number_rows;
-        let columns: Vec<ArrayRef> = args
+        // Integers hash as 8 bytes, floats as their bits, everything else as text: no
+        // per-row string conversion on the common key types.
+        let columns: Vec<Column> = args
             .args
             .iter()
-            .map(|c| c.to_array(n).and_then(|a| Ok(cast(&a, &DataType::Utf8)?)))
+            .map(|c| Column::new(c.to_array(n)?))
             .collect::<Result<_>>()?;
-        let strings: Vec<&StringArray> = columns
-            .iter()
-            .map(|a| a.as_any().downcast_ref::<StringArray>().expect("cast to Utf8"))
-            .collect();
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(strings.len());
         let ranks: UInt64Array = (0..n)
             .map(|row| {
-                parts.clear();
-                for s in &strings {
-                    // NULL and the empty string differ: NULL is the one-byte part [0xff].
-                    parts.push(if s.is_null(row) {
-                        &[0xff]
-                    } else {
-                        s.value(row).as_bytes()
-                    });
+                let mut h = self.key.hasher();
+                for column in &columns {
+                    column.hash_into(row, &mut h);
                 }
-                Some(self.key.rank(&parts))
+                Some(h.finish())
             })
             .collect();
         Ok(ColumnarValue::Array(Arc::new(ranks)))
+    }
+}
+
+/// One argument column of [`KeyedRank`], in the representation it is hashed in.
+enum Column {
+    Int(Int64Array),
+    Float(Float64Array),
+    Text(StringArray),
+}
+
+/// The part that stands for NULL (no encoded value has this one-byte form).
+const NULL_PART: &[u8] = &[0xff];
+
+impl Column {
+    fn new(array: ArrayRef) -> Result<Self> {
+        let as_int = |a: &ArrayRef| -> Result<Self> {
+            let c = cast(a, &DataType::Int64)?;
+            Ok(Column::Int(
+                c.as_any().downcast_ref::<Int64Array>().expect("Int64").clone(),
+            ))
+        };
+        Ok(match array.data_type() {
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => as_int(&array)?,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => as_int(&array)?,
+            DataType::Float32 | DataType::Float64 => {
+                let c = cast(&array, &DataType::Float64)?;
+                Column::Float(
+                    c.as_any()
+                        .downcast_ref::<Float64Array>()
+                        .expect("Float64")
+                        .clone(),
+                )
+            }
+            _ => {
+                let c = cast(&array, &DataType::Utf8)?;
+                Column::Text(c.as_any().downcast_ref::<StringArray>().expect("Utf8").clone())
+            }
+        })
+    }
+
+    /// Appends the row's value as one part (NULL as [`NULL_PART`]).
+    fn hash_into(&self, row: usize, h: &mut SipHash24) {
+        match self {
+            Column::Int(a) if a.is_valid(row) => h.part(&a.value(row).to_le_bytes()),
+            Column::Float(a) if a.is_valid(row) => h.part(&a.value(row).to_bits().to_le_bytes()),
+            Column::Text(a) if a.is_valid(row) => h.part(a.value(row).as_bytes()),
+            _ => h.part(NULL_PART),
+        }
     }
 }
 
