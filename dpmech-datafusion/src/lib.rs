@@ -16,7 +16,8 @@
 //!    by the release (SipHash-2-4 under a key derived from the [`ReleaseKey`]), so they
 //!    depend on nothing but the unit's own rows and the key.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
-//!    bounds' NaN value, by default the midpoint; ±∞ and out-of-range values clamped)
+//!    bounds' NaN value, by default the midpoint — so does text that does not parse;
+//!    ±∞ and out-of-range values clamped)
 //!    and summed as **integers** on a power-of-two grid, so the result does not depend
 //!    on partitioning, thread count or summation order (Casacuberta et al. 2022), and
 //!    no record can cause an error.

@@ -329,7 +329,9 @@ impl PrivateSession {
                     *bounds,
                     plan.grid_exp[&j],
                 )));
-                value_columns.push(format!("CAST({} AS DOUBLE) AS __v{j}", ident(column)));
+                // TRY_CAST: a text value that does not parse becomes NULL (then the NaN rule),
+                // never a data-dependent error.
+                value_columns.push(format!("TRY_CAST({} AS DOUBLE) AS __v{j}", ident(column)));
                 sums.push(format!("SUM({f}(__v{j})) AS __s{j}"));
                 sum_columns.push(format!("__s{j}"));
             }

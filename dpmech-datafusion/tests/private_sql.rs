@@ -239,3 +239,32 @@ fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
     println!("unbounded (negative control): {bad}");
     assert!(!bad.passed());
 }
+
+#[test]
+fn unparsable_text_values_are_records_not_errors() {
+    // A text column: "abc" and "" cannot be read as numbers. They must follow the NULL/NaN
+    // rule (the bounds' midpoint) instead of failing the query, which would reveal them.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("user_id", DataType::Utf8, false),
+        Field::new("day", DataType::Utf8, false),
+        Field::new("duration", DataType::Utf8, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["a", "b", "c"])),
+            Arc::new(StringArray::from(vec!["d0", "d0", "d0"])),
+            Arc::new(StringArray::from(vec![Some("12.5"), Some("abc"), Some("")])),
+        ],
+    )
+    .unwrap();
+    let provider = Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap());
+    let q = GroupedQuery::new("visits", "day").public_keys(["d0"]).sum(
+        "duration",
+        Bounds::new(0.0, 100.0).unwrap(),
+        1.0,
+    );
+    let r = release(&session(provider, 1, 10.0), &q, [6; 32]);
+    assert_eq!(r.rows.len(), 1);
+    assert!(r.rows[0].values[0].value.is_finite());
+}
