@@ -1,7 +1,9 @@
 //! Throughput of the exact Gaussian-family, selection and randomized-response
-//! mechanisms. Every group holds a naive floating-point baseline on the same generator
-//! (Box–Muller Gaussian, float softmax sampling, float coin), so each report shows the
-//! price of exactness as a ratio measured in the same run.
+//! mechanisms. Every group holds the crate-wide baseline — the naive inverse-CDF float
+//! Laplace on the same ChaCha20 — and, where it is the natural comparison, a naive
+//! float version of the mechanism itself (Box–Muller Gaussian, float softmax sampling,
+//! float coin), so each report shows the price of exactness as a ratio measured in the
+//! same run.
 //!
 //! Run: `cargo bench --bench mechanisms` (single thread, seeded ChaCha20).
 
@@ -25,6 +27,14 @@ fn naive_gaussian(rng: &mut ChaCha20Rng, value: f64, sigma: f64) -> f64 {
     value + sigma * (-2.0 * u.ln()).sqrt() * (2.0 * core::f64::consts::PI * v).cos()
 }
 
+/// The crate-wide baseline: textbook inverse-CDF Laplace on a float uniform. Not
+/// private (Mironov 2012); baseline only.
+#[inline]
+fn naive_float_laplace(rng: &mut ChaCha20Rng, value: f64, scale: f64) -> f64 {
+    let u = uniform01(rng) - 0.5;
+    value - scale * u.signum() * (1.0 - 2.0 * u.abs()).ln()
+}
+
 /// Float softmax sampling: weights `exp(λ(u − max))`, inverse CDF on a float uniform.
 #[inline]
 fn naive_softmax(rng: &mut ChaCha20Rng, scores: &[f64], lambda: f64, weights: &mut Vec<f64>) -> usize {
@@ -43,6 +53,9 @@ fn discrete_gaussian(c: &mut Criterion) {
     let mut group = c.benchmark_group("discrete_gaussian");
     group.throughput(Throughput::Elements(1));
     let mut rng = ChaCha20Rng::seed_from_u64(1);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
     group.bench_function("naive_box_muller_baseline", |b| {
         b.iter(|| naive_gaussian(&mut rng, 0.0, black_box(10.0)))
     });
@@ -69,6 +82,9 @@ fn gaussian_release(c: &mut Criterion) {
     let mut group = c.benchmark_group("gaussian_release");
     group.throughput(Throughput::Elements(1));
     let mut rng = ChaCha20Rng::seed_from_u64(2);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
     let mechanism = Gaussian::analytic(1.0, 1.0, 1e-6).unwrap();
     let sigma = mechanism.sigma();
     group.bench_function("naive_box_muller_baseline", |b| {
@@ -101,6 +117,9 @@ fn selection(c: &mut Criterion) {
         let scores: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
         let mut rng = ChaCha20Rng::seed_from_u64(3 + n as u64);
         let mut weights = Vec::with_capacity(n);
+        group.bench_function("naive_float_laplace_baseline", |b| {
+            b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+        });
         group.bench_function("naive_float_softmax_baseline", |b| {
             b.iter(|| naive_softmax(&mut rng, black_box(&scores), 0.5, &mut weights))
         });
@@ -124,6 +143,9 @@ fn randomized_response(c: &mut Criterion) {
     let mut group = c.benchmark_group("randomized_response");
     group.throughput(Throughput::Elements(1));
     let mut rng = ChaCha20Rng::seed_from_u64(5);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
     let p = 1f64.exp() / (1.0 + 1f64.exp());
     group.bench_function("naive_float_coin_baseline", |b| {
         b.iter(|| {

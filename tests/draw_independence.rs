@@ -62,6 +62,28 @@ fn looping_discrete_laplace<R: CryptoRng + ?Sized>(tau: u64, rng: &mut R) -> i64
     }
 }
 
+/// The previous discrete Gaussian (negative control): CKS20 Algorithm 3 for an integer
+/// `σ²` on the looping discrete Laplace, accepting with the looping Bernoulli
+/// (`exp(−1)` per whole unit of `γ = (|y|·t − σ²)²/(2σ²t²)`, then its fraction).
+fn looping_discrete_gaussian<R: CryptoRng + ?Sized>(sigma_squared: u64, rng: &mut R) -> i64 {
+    let t = sigma_squared.isqrt() + 1;
+    loop {
+        let y = looping_discrete_laplace(t, rng);
+        let a = (y.unsigned_abs() * t).abs_diff(sigma_squared);
+        let (num, den) = (a * a, 2 * sigma_squared * t * t);
+        let mut accept = true;
+        for _ in 0..num / den {
+            if !looping_bernoulli_exp_neg(1, 1, rng) {
+                accept = false;
+                break;
+            }
+        }
+        if accept && looping_bernoulli_exp_neg(num % den, den, rng) {
+            return y;
+        }
+    }
+}
+
 #[test]
 fn value_and_draws_audits_pass_for_geometric_and_laplace() {
     let geometric = Geometric::new(1, 1.0).unwrap();
@@ -209,6 +231,115 @@ fn word_count_is_independent_of_the_noise_magnitude() {
     }
 }
 
+/// The discrete Gaussian: the joint (value, words drawn) passes the audit at the
+/// mechanism's claimed (ε, δ); the looping sampler at the same σ fails it. Then a
+/// chi-square test of independence between the word count and `|z|` classes at
+/// σ = 0.5, 10, 1000 and 2⁴⁰ (the looping sampler at σ = 10 as the negative control).
+#[test]
+fn discrete_gaussian_word_count_is_independent_of_the_noise() {
+    let mechanism = dpmech::DiscreteGaussian::approximate(1, 1.0, 1e-6).unwrap();
+    let audit = Auditor::new(mechanism.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(46);
+    let report = audit
+        .audit_with_draw_count(|r| mechanism.release(0, r), |r| mechanism.release(1, r))
+        .unwrap();
+    println!(
+        "DiscreteGaussian(Δ₂ = 1, ε = 1, δ = 1e-6; σ² = {:?}), (value, words):\n{report}",
+        mechanism.sigma_squared()
+    );
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+    let (num, den) = mechanism.sigma_squared();
+    let integer_variance = num.div_ceil(u128::from(den)) as u64;
+    let report = audit
+        .audit_with_draw_count(
+            |r| looping_discrete_gaussian(integer_variance, r),
+            |r| 1 + looping_discrete_gaussian(integer_variance, r),
+        )
+        .unwrap();
+    println!("looping discrete Gaussian σ² = {integer_variance}, (value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Fail, "{report}");
+
+    let cases: [(u128, u64, f64); 4] = [
+        (1, 4, 0.5),
+        (100, 1, 10.0),
+        (1_000_000, 1, 1000.0),
+        (1 << 80, 1, 2f64.powi(40)),
+    ];
+    for (i, (num, den, sigma)) in cases.into_iter().enumerate() {
+        let noise = dpmech::sampling::DiscreteGaussian::from_ratio(num, den).unwrap();
+        let mut rng = Counting {
+            inner: ChaCha20Rng::seed_from_u64(600 + i as u64),
+            words: 0,
+        };
+        let samples: Vec<(u64, i64)> = (0..N)
+            .map(|_| {
+                let before = rng.words;
+                let z = noise.sample(&mut rng);
+                (rng.words - before, z)
+            })
+            .collect();
+        let mean = samples.iter().map(|s| s.0 as f64).sum::<f64>() / N as f64;
+        let max = samples.iter().map(|s| s.0).max().unwrap_or(0);
+        let table = magnitude_contingency(&samples, sigma);
+        let (s, c) = independence(&table);
+        println!("σ = {sigma}: words per sample (mean {mean:.3}, max {max}); χ² = {s:.1} (critical {c:.1})");
+        assert!(s <= c, "σ = {sigma}: word count depends on |noise|: {s} > {c}");
+    }
+    let mut rng = Counting {
+        inner: ChaCha20Rng::seed_from_u64(610),
+        words: 0,
+    };
+    let old: Vec<(u64, i64)> = (0..N / 4)
+        .map(|_| {
+            let before = rng.words;
+            let z = looping_discrete_gaussian(100, &mut rng);
+            (rng.words - before, z)
+        })
+        .collect();
+    let (s, c) = independence(&magnitude_contingency(&old, 10.0));
+    println!("σ = 10, looping sampler: χ² = {s:.1} (critical {c:.1})");
+    assert!(s > c, "the negative control passed: {s} ≤ {c}");
+}
+
+/// Rows: the three smallest word counts seen, then "more"; columns: `|z| ≤ σ/2`,
+/// `≤ σ`, `≤ 2σ`, `> 2σ` (for σ < 1: `z = 0` and `z ≠ 0`). Rows and columns with fewer
+/// than 200 samples are dropped.
+fn magnitude_contingency(samples: &[(u64, i64)], sigma: f64) -> Vec<Vec<u64>> {
+    let mut words: Vec<u64> = samples.iter().map(|s| s.0).collect();
+    words.sort_unstable();
+    words.dedup();
+    let cut: Vec<u64> = words.into_iter().take(3).collect();
+    let column = |z: i64| {
+        let m = z.unsigned_abs() as f64;
+        if sigma < 1.0 {
+            usize::from(m > 0.0)
+        } else if m <= sigma / 2.0 {
+            0
+        } else if m <= sigma {
+            1
+        } else if m <= 2.0 * sigma {
+            2
+        } else {
+            3
+        }
+    };
+    let mut table = vec![vec![0u64; 4]; cut.len() + 1];
+    for &(w, z) in samples {
+        let row = cut.iter().position(|&c| c == w).unwrap_or(cut.len());
+        table[row][column(z)] += 1;
+    }
+    table.retain(|r| r.iter().sum::<u64>() >= 200);
+    let keep: Vec<usize> = (0..4)
+        .filter(|&j| table.iter().map(|r| r[j]).sum::<u64>() >= 200)
+        .collect();
+    table
+        .into_iter()
+        .map(|r| keep.iter().map(|&j| r[j]).collect())
+        .collect()
+}
+
 /// Welch's t statistic of two samples of times.
 fn welch_t(a: &[f64], b: &[f64]) -> f64 {
     let stats = |x: &[f64]| {
@@ -270,11 +401,12 @@ fn timing_diagnostic_welch_t() {
         (laplace.release(0.0, &mut rng).unwrap() * 1e6) as i64 / 1_000_000
     });
     let gaussian = dpmech::sampling::DiscreteGaussian::new(Rational::new(100, 1).unwrap());
-    classify(
-        "DiscreteGaussian σ = 10 (acceptance still loops)",
-        10.0,
-        &mut || gaussian.sample(&mut rng),
-    );
+    classify("DiscreteGaussian σ = 10 (new)", 10.0, &mut || {
+        gaussian.sample(&mut rng)
+    });
+    classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
+        looping_discrete_gaussian(100, &mut rng)
+    });
 }
 
 /// The generator the auditor hands to a release when it counts the words drawn.

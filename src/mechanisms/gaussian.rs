@@ -5,7 +5,9 @@
 use super::check_finite;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
-use crate::sampling::{BitSource, DiscreteGaussian as DiscreteGaussianNoise, Rational, saturate_i64};
+use crate::sampling::{
+    BitSource, DiscreteGaussian as DiscreteGaussianNoise, MAX_VARIANCE_NUM, Rational, saturate_i64,
+};
 use crate::{CryptoRng, Error};
 
 /// Smallest supported noise standard deviation σ (in the units of the query).
@@ -88,8 +90,9 @@ enum Calibration {
 ///
 /// * **Accuracy:** `Pr[|noise| ≥ w] ≤ β` for `w = `[`accuracy`](Self::accuracy)`(β)`
 ///   (the discrete Gaussian is σ-subgaussian, CKS20).
-/// * **Timing:** the sampler's running time depends on the noise (see
-///   [`crate::sampling`]).
+/// * **Timing:** the number of random words a release draws is independent of its
+///   noise, except on a fallback event of probability `≤ 2⁻⁴⁷` per coordinate (see
+///   [`crate::sampling::DiscreteGaussian`]).
 ///
 /// ```
 /// use dpmech::Gaussian;
@@ -666,7 +669,9 @@ fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
 ///   proven bound, slightly more noise than the exact discrete δ(ε) of CKS20 Theorem 7
 ///   would need.
 /// * **Overflow:** `f(x) + Z` saturates at the `i64` range (post-processing).
-/// * **Timing:** see [`crate::sampling`].
+/// * **Timing:** the number of random words drawn is independent of the noise, except
+///   on a fallback event of probability `≤ 2⁻⁴⁷` per coordinate (see
+///   [`crate::sampling::DiscreteGaussian`]).
 ///
 /// ```
 /// use dpmech::DiscreteGaussian;
@@ -708,11 +713,23 @@ impl DiscreteGaussian {
         }
         let delta = crate::privacy::round::u64_up(l2_sensitivity);
         let variance = round::div_up(round::mul_up(delta, delta), round::mul_down(2.0, rho));
-        let variance = Rational::from_f64_up(variance)?;
+        // Below 2⁶² as a dyadic rational rounded up; above, an f64 is an integer and is
+        // used exactly (up to the sampler's 2¹²⁴, σ < 2⁶²).
+        let noise = if variance < 2f64.powi(62) {
+            DiscreteGaussianNoise::new(Rational::from_f64_up(variance)?)
+        } else if variance <= MAX_VARIANCE_NUM as f64 {
+            DiscreteGaussianNoise::from_ratio(variance as u128, 1)?
+        } else {
+            return Err(Error::ScaleOutOfRange {
+                scale: variance,
+                min: f64::MIN_POSITIVE,
+                max: MAX_VARIANCE_NUM as f64,
+            });
+        };
         Ok(Self {
             sensitivity: l2_sensitivity,
             loss,
-            noise: DiscreteGaussianNoise::new(variance),
+            noise,
         })
     }
 

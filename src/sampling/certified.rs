@@ -24,6 +24,11 @@ impl Big {
         Big(vec![x as u64, (x >> 64) as u64]).normalized()
     }
 
+    /// From little-endian 64-bit limbs.
+    pub(crate) fn from_limbs(limbs: &[u64]) -> Self {
+        Big(limbs.to_vec()).normalized()
+    }
+
     /// `2ⁿ`.
     pub(crate) fn pow2(n: u64) -> Self {
         Big::from_u128(1).shl(n)
@@ -309,12 +314,40 @@ impl Big {
 /// an enclosure of `e⁻¹`) and `f = (num mod den)/den` (Taylor). Computed with 64 guard
 /// bits, then rounded outward to `p` bits. Returns `lo ≤ 2ᵖ·exp(−num/den) ≤ hi`.
 pub(crate) fn exp_neg(num: u128, den: u64, p: u64) -> Interval {
+    let (w, r) = (num / den as u128, num % den as u128);
+    exp_neg_parts(w, p, |wp| {
+        (r != 0).then(|| {
+            let scaled = Big::from_u128(r).shl(wp);
+            Interval {
+                lo: scaled.div_small_floor(den),
+                hi: scaled.div_small_ceil(den),
+            }
+        })
+    })
+}
+
+/// [`exp_neg`] for integers of any size (`den ≥ 1`): the exact fallback of the
+/// one-word Bernoulli trials whose exponent is a wide rational (the discrete
+/// Gaussian's acceptance test).
+pub(crate) fn exp_neg_big(num: &Big, den: &Big, p: u64) -> Interval {
+    let w = num.div_floor(den);
+    let r = num.sub_sat(&w.mul(den));
+    // A saturated w is far above 2p: the enclosure is then [0, 1 ulp] either way.
+    exp_neg_parts(w.to_u128_sat(), p, |wp| {
+        (!r.is_zero()).then(|| {
+            let scaled = r.shl(wp);
+            Interval {
+                lo: scaled.div_floor(den),
+                hi: scaled.div_ceil(den),
+            }
+        })
+    })
+}
+
+/// `exp(−w)·exp(−f)` at `p` fractional bits, with `fraction(wp)` the enclosure of
+/// `f ∈ [0, 1)` at the working precision `wp` (`None` for `f = 0`).
+fn exp_neg_parts(w: u128, p: u64, fraction: impl FnOnce(u64) -> Option<Interval>) -> Interval {
     let out_one = Big::pow2(p);
-    if num == 0 {
-        return Interval::exact(out_one);
-    }
-    let w = num / den as u128;
-    let r = num % den as u128;
     if w >= 2 * p as u128 {
         // exp(−w) ≤ exp(−2p) < 2^(−p): the value lies in [0, 1 ulp].
         return Interval {
@@ -324,19 +357,12 @@ pub(crate) fn exp_neg(num: u128, den: u64, p: u64) -> Interval {
     }
     let wp = p + 64;
     let one = Big::pow2(wp);
-    let frac = if r == 0 {
-        Interval::exact(one.clone())
-    } else {
-        let scaled = Big::from_u128(r).shl(wp);
-        let f = Interval {
-            lo: scaled.div_small_floor(den),
-            hi: scaled.div_small_ceil(den),
-        };
-        exp_neg_unit(&f, wp)
+    let mut result = match fraction(wp) {
+        None => Interval::exact(one.clone()),
+        Some(f) => exp_neg_unit(&f, wp),
     };
-    let mut result = frac;
     if w > 0 {
-        let mut base = exp_neg_unit(&Interval::exact(one.clone()), wp);
+        let mut base = exp_neg_unit(&Interval::exact(one), wp);
         let mut w = w;
         loop {
             if w & 1 == 1 {
@@ -352,6 +378,30 @@ pub(crate) fn exp_neg(num: u128, den: u64, p: u64) -> Interval {
     Interval {
         lo: result.lo.shr(64),
         hi: result.hi.shr_ceil(64).min_big(&out_one),
+    }
+}
+
+/// Decides `U < exp(−num/den)` exactly for the lazily extended uniform `u`, drawing
+/// further words of `U` until enclosures at precision `len + 64` separate (`exp` of a
+/// non-zero rational is irrational, so this ends with probability 1; `num = 0` is
+/// decided at once, `U < 1`).
+pub(crate) fn exact_less_exp_neg<R: CryptoRng + ?Sized>(
+    u: &mut LazyUniform,
+    num: &Big,
+    den: &Big,
+    bits: &mut BitSource<'_, R>,
+) -> bool {
+    loop {
+        let p = u.len + 64;
+        let e = exp_neg_big(num, den, p);
+        let (u_lo, u_hi) = u.bounds(p);
+        if u_hi.cmp(&e.lo) != Ordering::Greater {
+            return true;
+        }
+        if u_lo.cmp(&e.hi) != Ordering::Less {
+            return false;
+        }
+        u.extend(bits);
     }
 }
 

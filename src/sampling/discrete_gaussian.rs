@@ -1,7 +1,8 @@
 //! The discrete Gaussian distribution `Pr[Z = z] ∝ exp(−z²/(2σ²))` on the integers,
 //! sampled exactly for a rational variance `σ² = num/den`.
 
-use super::bernoulli::bernoulli_exp_neg_bits;
+use super::certified::Big;
+use super::fixed_exp::{bernoulli_exp_neg_bounded, bernoulli_exp_neg_ratio, ratio_bounds};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
@@ -25,32 +26,47 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// γ = (|Y|·t·den − num)² / (2·num·den·t²)
 /// ```
 ///
-/// and the trial is the exact Bernoulli(`exp(−γ)`) of CKS20 Algorithm 1. No floating
-/// point is involved.
+/// and the trial is **one 64-bit word** `u` compared with certified enclosures: γ is
+/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` (integer division; when the
+/// denominator exceeds 64 bits both sides are first truncated by the same shift, which
+/// widens the bracket by at most 130 units), and `exp(−x/2⁶³)` is enclosed to within
+/// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
+/// selection coins. `u` below the enclosure of `exp(−x_hi/2⁶³)` accepts, above that of
+/// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·130 = 324` words in between fall
+/// back to extending `U = u/2⁶⁴ + …` with further words and comparing it with
+/// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided. No
+/// floating point is involved; the output distribution is **exactly** the discrete
+/// Gaussian.
 ///
 /// **Integer widths.** With `num ≤ 2¹²⁴` and `den < 2⁶⁴`: `t ≤ 2⁶²+1 < 2⁶³`,
 /// `t·den < 2¹²⁷`, and the discrete Laplace sample satisfies `|Y| < 2¹²⁷` (it is an
 /// `i128`), so `a = ||Y|·t·den − num| < 2²⁵⁴`, `a² < 2⁵⁰⁸`, and the denominator
-/// `D = 2·num·den·t² < 2³¹⁵`. The Bernoulli trial for `γ = a²/D` subtracts `D` from
-/// `a²` once per `exp(−1)` factor (no division), then runs CKS20 Algorithm 1 on
-/// `r/D < 1` with trial ratios `r/(k·D)`, `k < 2⁴⁷` (`k·D < 2³⁶²`), compared lazily bit
-/// by bit (shift, compare, subtract; the running remainder stays below `2·k·D < 2³⁶³`).
-/// Every quantity therefore fits the fixed 512-bit integers used here, which makes the
-/// computation exact for **every** `Y` the discrete Laplace sampler can return. When
-/// `a < 2⁶⁴` and `D < 2⁶⁴` (small σ with a small denominator, the common case for
-/// integer queries) the 128-bit trial of the crate's Bernoulli module is used instead.
-/// The cap `k < 2⁴⁷` is reached with probability below `1/(2⁴⁷ − 1)!`.
+/// `D = 2·num·den·t² < 2³¹⁵`: all fit the fixed 512-bit integers used here. When
+/// `a < 2⁶⁴` and `D < 2⁶⁴` (σ up to about 2¹⁵ with a small denominator, the common
+/// case) the bracket is computed in 128-bit arithmetic.
 ///
 /// **Cost.** A proposal is accepted with probability
-/// `(1 − e^(−1/t))/(1 + e^(−1/t)) · e^(−σ²/(2t²)) · Σ_y e^(−y²/(2σ²))`: about 0.54 at
-/// σ = 1, tending to `e^(−1/2)·√(π/2) ≈ 0.76` for large σ. Each proposal costs one
-/// discrete Laplace sample and one Bernoulli(`exp(−γ)`) trial (128-bit for small σ,
-/// 512-bit otherwise).
+/// `(1 − e^(−1/t))/(1 + e^(−1/t)) · e^(−σ²/(2t²)) · Σ_y e^(−y²/(2σ²))`: about 0.52 at
+/// σ = 0.5 and 0.54 at σ = 1, tending to `e^(−1/2)·√(π/2) ≈ 0.76` for large σ, so
+/// fewer than two proposals on average. Each proposal costs one discrete Laplace trial
+/// sequence and one word.
 ///
-/// **Timing.** The number of proposals and of Bernoulli sub-trials is random and
-/// correlated with the output, so the running time leaks information about the sample
-/// (Jin et al. 2022). Do not expose the timing of a single release to an adversary.
+/// **Draw independence.** Every proposal draws the words of one discrete Laplace
+/// sample — a number independent of its value (see [`DiscreteLaplace`]) — and then
+/// exactly one word for the acceptance test. Proposals are i.i.d. and, as in any
+/// rejection sampler, the number of proposals is independent of the accepted value. So
+/// outside the fallback event `F` (some discrete Laplace comparison or some acceptance
+/// word needed further words) the number of words drawn is statistically independent
+/// of the sample. **Bound:** per proposal, `Pr[F] ≤ 2⁻⁵⁰` (one discrete Laplace
+/// sample, see its docs) `+ 324·2⁻⁶⁴ < 2⁻⁴⁹`; at most 2.5 proposals on average
+/// (acceptance `≥ 0.462·e^(−1/8) > 0.4` for σ < 1 with `t = 1`, and above 0.5 for
+/// σ ≥ 0.5), and the expected number of fallback events is at most the expected
+/// number of proposals times the per-proposal bound, so `Pr[F] < 2.5·2⁻⁴⁹ < 2⁻⁴⁷`
+/// per sample, for every supported σ.
 ///
+/// **Timing.** Outside `F` the number of words, proposals and table look-ups does not
+/// depend on the sample; the 128/512-bit arithmetic of the acceptance test is
+/// data-independent in amount, though the wide path's multiplications skip zero limbs.
 /// ```
 /// use dpmech::sampling::{DiscreteGaussian, Rational};
 /// use rand_chacha::ChaCha20Rng;
@@ -153,60 +169,38 @@ impl DiscreteGaussian {
         saturate_i64(self.sample_bits(&mut BitSource::new(rng)))
     }
 
-    /// Bernoulli(`exp(−(x·t·den − num)²/(2·num·den·t²))`).
+    /// Bernoulli(`exp(−(x·t·den − num)²/(2·num·den·t²))`), one word (see the type docs).
     #[inline]
     fn accept<R: CryptoRng + ?Sized>(&self, x: u128, bits: &mut BitSource<'_, R>) -> bool {
         if let (Some(d), Some(scaled)) = (self.small_denominator, x.checked_mul(self.t_den)) {
             let a = scaled.abs_diff(self.num);
             if a <= u64::MAX as u128 {
-                return bernoulli_exp_neg_bits(bits, a * a, d);
+                return bernoulli_exp_neg_ratio(a * a, d, bits);
             }
         }
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
         let a = scaled.abs_diff(&U512::from_u128(self.num));
-        bernoulli_exp_neg_wide(bits, a.mul(&a), &self.denominator)
+        let numerator = a.mul(&a);
+        let bounds = wide_bounds(&numerator, &self.denominator);
+        let exact = || {
+            (
+                Big::from_limbs(&numerator.0),
+                Big::from_limbs(&self.denominator.0),
+            )
+        };
+        bernoulli_exp_neg_bounded(bounds, exact, bits)
     }
 }
 
-/// Bernoulli(`exp(−a/d)`) for 512-bit `a` and `0 < d < 2³¹⁶` (see the width argument
-/// on [`DiscreteGaussian`]).
-fn bernoulli_exp_neg_wide<R: CryptoRng + ?Sized>(bits: &mut BitSource<'_, R>, mut a: U512, d: &U512) -> bool {
-    // exp(−a/d) = exp(−1)^⌊a/d⌋ · exp(−(a mod d)/d): one exp(−1) trial per whole unit,
-    // stopping at the first failure (expected ≤ 1/(1 − e⁻¹) ≈ 1.6 iterations).
-    while a.cmp(d) != Ordering::Less {
-        if !bernoulli_exp_neg_bits(bits, 1, 1) {
-            return false;
-        }
-        a.sub_assign(d);
-    }
-    if a.is_zero() {
-        return true;
-    }
-    // CKS20 Algorithm 1 for γ = a/d < 1: A_k ~ Bernoulli(γ/k) until the first failure;
-    // accept when that k is odd.
-    let mut k: u64 = 1;
-    while k < 1 << 47 && bernoulli_ratio_wide(bits, &a, &d.mul_small(k)) {
-        k += 1;
-    }
-    k % 2 == 1
-}
-
-/// Bernoulli(`num/den`) for `0 < num < den < 2⁵¹¹`: compares a lazily drawn uniform
-/// real with the binary expansion of `num/den`, one bit at a time.
-fn bernoulli_ratio_wide<R: CryptoRng + ?Sized>(bits: &mut BitSource<'_, R>, num: &U512, den: &U512) -> bool {
-    let mut remainder = *num;
-    loop {
-        remainder.shl1();
-        let digit = remainder.cmp(den) != Ordering::Less;
-        if digit {
-            remainder.sub_assign(den);
-        }
-        if bits.bit() != digit {
-            return digit;
-        }
-        if remainder.is_zero() {
-            return false;
-        }
+/// Dyadic bounds (63 fractional bits) of `γ = n/d` for 512-bit `n` and `d ≥ 1`: both
+/// are truncated by the same shift until `d` fits 64 bits; a numerator still above
+/// `2¹²⁸` then means `γ > 2⁶³`, far beyond the cap of 64.
+fn wide_bounds(n: &U512, d: &U512) -> (u128, u128) {
+    let shift = d.bit_len().saturating_sub(64);
+    let (n, d) = (n.shr(shift), d.shr(shift));
+    match (n.to_u128(), d.to_u128()) {
+        (Some(n), Some(d)) => ratio_bounds(n, d, shift > 0),
+        _ => (64 << 63, 64 << 63),
     }
 }
 
@@ -232,10 +226,6 @@ impl U512 {
         }
     }
 
-    fn is_zero(&self) -> bool {
-        self.0.iter().all(|&l| l == 0)
-    }
-
     fn len(&self) -> usize {
         self.0.iter().rposition(|&l| l != 0).map_or(0, |i| i + 1)
     }
@@ -256,17 +246,6 @@ impl U512 {
             if i + m < 8 {
                 out[i + m] = carry as u64;
             }
-        }
-        Self(out)
-    }
-
-    fn mul_small(&self, k: u64) -> Self {
-        let mut out = [0u64; 8];
-        let mut carry: u128 = 0;
-        for (o, &l) in out.iter_mut().zip(&self.0) {
-            let cur = l as u128 * k as u128 + carry;
-            *o = cur as u64;
-            carry = cur >> 64;
         }
         Self(out)
     }
@@ -303,13 +282,26 @@ impl U512 {
         big
     }
 
-    fn shl1(&mut self) {
-        let mut carry = 0u64;
-        for l in self.0.iter_mut() {
-            let next = *l >> 63;
-            *l = (*l << 1) | carry;
-            carry = next;
+    fn bit_len(&self) -> u32 {
+        match self.len() {
+            0 => 0,
+            n => 64 * (n as u32 - 1) + (64 - self.0[n - 1].leading_zeros()),
         }
+    }
+
+    /// `⌊self / 2ⁿ⌋`.
+    fn shr(&self, n: u32) -> Self {
+        let (limbs, bits) = ((n / 64) as usize, n % 64);
+        let mut out = [0u64; 8];
+        for (i, slot) in out.iter_mut().enumerate().take(8usize.saturating_sub(limbs)) {
+            let low = self.0[i + limbs] >> bits;
+            let high = match (bits, self.0.get(i + limbs + 1)) {
+                (0, _) | (_, None) => 0,
+                (_, Some(&next)) => next << (64 - bits),
+            };
+            *slot = low | high;
+        }
+        Self(out)
     }
 }
 
@@ -330,22 +322,19 @@ mod tests {
             assert_eq!(wa.mul(&wb).to_u128(), a.checked_mul(b));
             assert_eq!(wa.cmp(&wb), a.cmp(&b));
             assert_eq!(wa.abs_diff(&wb).to_u128(), Some(a.abs_diff(b)));
-            assert_eq!(wa.mul_small(3).to_u128(), a.checked_mul(3));
+            assert_eq!(wa.shr(3).to_u128(), Some(a >> 3));
+            assert_eq!(wa.bit_len(), 128 - a.leading_zeros());
         }
         // (2^127)^2 = 2^254: limb 3, bit 62.
         let x = U512::from_u128(1 << 127);
         let sq = x.mul(&x);
         assert_eq!(sq.0[3], 1 << 62);
         assert_eq!(sq.len(), 4);
-        let mut y = sq;
-        y.shl1();
-        assert_eq!(y.0[3], 1 << 63);
-        y.shl1();
-        assert_eq!((y.0[3], y.0[4]), (0, 1));
-        y.sub_assign(&sq);
-        y.sub_assign(&sq);
-        y.sub_assign(&sq);
-        assert_eq!(y, sq);
+        assert_eq!(sq.bit_len(), 255);
+        assert_eq!(sq.shr(254).to_u128(), Some(1));
+        assert_eq!(sq.shr(190).to_u128(), Some(1 << 64));
+        assert_eq!(sq.shr(64).0[2], 1 << 62);
+        assert_eq!(sq.shr(255).to_u128(), Some(0));
     }
 
     #[test]

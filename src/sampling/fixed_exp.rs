@@ -21,7 +21,7 @@
 //! fallback.
 
 use super::BitSource;
-use super::certified::{Big, Interval, LazyUniform, Threshold, exp_neg};
+use super::certified::{Big, Interval, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
 use crate::CryptoRng;
 use std::sync::OnceLock;
 
@@ -145,6 +145,88 @@ fn resolve<R: CryptoRng + ?Sized>(x: u128, shift: u32, u: u64, bits: &mut BitSou
         size: None,
     }
     .exact_less(&mut LazyUniform::new(u, 64), 1, bits)
+}
+
+/// `x_lo ≤ 2⁶³·num/den ≤ x_hi` for `1 ≤ den ≤ 2⁶⁴`, capped at `64·2⁶³` (where the
+/// enclosure of [`enclose`] is `[0, 2⁻⁶⁴]` anyway): one 128-bit division for the
+/// whole part and one for 63 fractional bits.
+#[inline]
+fn dyadic_bounds(num: u128, den: u128) -> (u128, u128) {
+    const CAP: u128 = 64 << 63;
+    debug_assert!((1..=1 << 64).contains(&den));
+    let whole = num / den;
+    if whole >= 64 {
+        return (CAP, CAP);
+    }
+    let scaled = (num - whole * den) << 63; // remainder < 2⁶⁴: no overflow
+    let fraction = scaled / den;
+    let lo = (whole << 63) | fraction;
+    (lo, lo + u128::from(fraction * den != scaled))
+}
+
+/// Dyadic bounds of `γ = N/D` from `n = ⌊N/2ˢ⌋` and `d = ⌊D/2ˢ⌋` (`1 ≤ d ≤ 2⁶⁴`;
+/// `truncated` when `s > 0`): then `n ≤ N/2ˢ < n + 1` and `d ≤ D/2ˢ < d + 1`, so
+/// `n/(d + 1) ≤ γ ≤ (n + 1)/d`.
+#[inline]
+pub(crate) fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
+    if truncated {
+        (dyadic_bounds(n, d + 1).0, dyadic_bounds(n.saturating_add(1), d).1)
+    } else {
+        dyadic_bounds(n, d)
+    }
+}
+
+/// Bernoulli(`exp(−γ)`), exactly, for a rational `γ` known to lie in
+/// `[x_lo/2⁶³, x_hi/2⁶³]`, from one 64-bit word: the word is compared with the
+/// certified enclosures of `exp(−x_hi/2⁶³)` (below it: `U < exp(−γ)`) and
+/// `exp(−x_lo/2⁶³)` (above it: `U ≥ exp(−γ)`). The words in between — at most
+/// `64 + 2⁶⁴·(e^(−x_lo/2⁶³) − e^(−x_hi/2⁶³)) ≤ 64 + 2·(x_hi − x_lo)` of them — extend
+/// `U` and compare it exactly with `exp(−γ)`, `γ = exact()` as (numerator,
+/// denominator), at growing precision.
+#[inline]
+pub(crate) fn bernoulli_exp_neg_bounded<R: CryptoRng + ?Sized>(
+    (x_lo, x_hi): (u128, u128),
+    exact: impl FnOnce() -> (Big, Big),
+    bits: &mut BitSource<'_, R>,
+) -> bool {
+    let (below, above) = band((x_lo, x_hi));
+    let u = bits.word();
+    if u < below {
+        true
+    } else if u > above {
+        false
+    } else {
+        resolve_exact(u, exact(), bits)
+    }
+}
+
+/// The words `below..=above` that [`bernoulli_exp_neg_bounded`] leaves undecided.
+#[inline]
+fn band((x_lo, x_hi): (u128, u128)) -> (u64, u64) {
+    (enclose(x_hi, 63).0, enclose(x_lo, 63).1)
+}
+
+#[cold]
+fn resolve_exact<R: CryptoRng + ?Sized>(u: u64, (num, den): (Big, Big), bits: &mut BitSource<'_, R>) -> bool {
+    exact_less_exp_neg(&mut LazyUniform::new(u, 64), &num, &den, bits)
+}
+
+/// Bernoulli(`exp(−num/den)`), exactly, for any `num < 2¹²⁸` and `den ≥ 1`, from one
+/// 64-bit word except on a fallback event of probability at most `324·2⁻⁶⁴ < 2⁻⁵⁵`
+/// (see [`bernoulli_exp_neg_bounded`]: with `den ≤ 2⁶⁴`, `x_hi − x_lo ≤ 1`; wider
+/// denominators are truncated to 64 bits, which moves `2⁶³γ < 2⁶⁹` by at most
+/// `2⁶³γ·2⁻⁶² + 2 ≤ 130` units). The same work and one word whatever γ is, so the
+/// trial's cost reveals nothing about it.
+#[inline]
+pub(crate) fn bernoulli_exp_neg_ratio<R: CryptoRng + ?Sized>(
+    num: u128,
+    den: u128,
+    bits: &mut BitSource<'_, R>,
+) -> bool {
+    debug_assert!(den >= 1);
+    let shift = 64u32.saturating_sub(den.leading_zeros());
+    let bounds = ratio_bounds(num >> shift, den >> shift, shift > 0);
+    bernoulli_exp_neg_bounded(bounds, || (Big::from_u128(num), Big::from_u128(den)), bits)
 }
 
 /// Bernoulli(`1/(1 + m·exp(−x/2ˢ))`) for an integer `m ≥ 1`, from one 64-bit word: the
@@ -309,8 +391,104 @@ fn resolve_index<R: CryptoRng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::certified::exp_neg_big;
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
+
+    /// `U < exp(−num/den)` for `U` = the given words (most significant first) followed
+    /// by anything, decided against a 512-bit enclosure; `None` if that cannot decide.
+    fn reference(words: &[u64], e: &Interval) -> Option<bool> {
+        let mut prefix = Big::zero();
+        for &w in words {
+            prefix = prefix.shl(64).add(&Big::from_u128(w as u128));
+        }
+        let len = 64 * words.len() as u64;
+        let lo = prefix.shl(512 - len);
+        let hi = prefix.add(&Big::from_u128(1)).shl(512 - len);
+        if hi.cmp(&e.lo) != core::cmp::Ordering::Greater {
+            Some(true)
+        } else if lo.cmp(&e.hi) != core::cmp::Ordering::Less {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Random rationals γ = num/den over the whole range the samplers use: narrow and
+    /// wide denominators (up to 2¹²⁸ − 1), γ from 0 to beyond the cap of 64.
+    fn random_ratio(rng: &mut ChaCha20Rng) -> (u128, u128) {
+        let den_bits = 1 + rng.next_u32() % 128;
+        let den = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) >> (128 - den_bits);
+        let den = den.max(1);
+        // γ = num/den up to about 2⁷ (and beyond the cap of 64 one time in eight).
+        let gamma_bits = rng.next_u32() % 8;
+        let num = (den >> (rng.next_u32() % 8))
+            .saturating_mul(1 << gamma_bits)
+            .saturating_add(rng.next_u64() as u128 % den);
+        (num, den)
+    }
+
+    /// The bracket contains γ, the band is at most 324 words wide, and every word the
+    /// fast path decides agrees with a 512-bit evaluation: 10⁶ (γ, word) pairs.
+    #[test]
+    fn ratio_trial_agrees_with_high_precision_on_a_million_words() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0xD6);
+        let (mut decided, mut widest) = (0u64, 0u64);
+        for _ in 0..10_000 {
+            let (num, den) = random_ratio(&mut rng);
+            let shift = 64u32.saturating_sub(den.leading_zeros());
+            let (x_lo, x_hi) = ratio_bounds(num >> shift, den >> shift, shift > 0);
+            // x_lo·den ≤ 2⁶³·num ≤ x_hi·den, exactly (x is capped at 64·2⁶³).
+            let (n, d) = (Big::from_u128(num), Big::from_u128(den));
+            let scaled = n.shl(63);
+            assert!(Big::from_u128(x_lo).mul(&d).cmp(&scaled) != core::cmp::Ordering::Greater);
+            if x_hi < 64 << 63 {
+                assert!(Big::from_u128(x_hi).mul(&d).cmp(&scaled) != core::cmp::Ordering::Less);
+            }
+            let (below, above) = band((x_lo, x_hi));
+            let e = exp_neg_big(&n, &d, 512);
+            widest = widest.max(above.saturating_sub(below).saturating_add(1));
+            assert!(
+                above < below || above - below < 324,
+                "{num}/{den}: band {below}..={above}"
+            );
+            for _ in 0..100 {
+                let u = rng.next_u64();
+                if u < below || u > above {
+                    assert_eq!(Some(u < below), reference(&[u], &e), "{num}/{den}, u = {u}");
+                    decided += 1;
+                }
+            }
+        }
+        println!("decided {decided} words; widest band {widest}");
+        assert!(decided >= 1_000_000 - 100, "{decided}");
+    }
+
+    /// Words planted inside the band take the exact fallback, and its answer agrees
+    /// with the 512-bit reference on the same extended uniform (replayed).
+    #[test]
+    fn ratio_band_words_resolve_exactly() {
+        let mut planted = 0;
+        let mut rng = ChaCha20Rng::seed_from_u64(0xD7);
+        let mut cases = vec![(1u128, 3u128), (1, 1), (0, 5), (7, 2), (u128::MAX, 1 << 122)];
+        cases.extend((0..40).map(|_| random_ratio(&mut rng)));
+        for (num, den) in cases {
+            let shift = 64u32.saturating_sub(den.leading_zeros());
+            let (below, above) = band(ratio_bounds(num >> shift, den >> shift, shift > 0));
+            let (n, d) = (Big::from_u128(num), Big::from_u128(den));
+            let e = exp_neg_big(&n, &d, 512);
+            for u in (below..=above).take(40) {
+                let seed = planted as u64;
+                let mut source = ChaCha20Rng::seed_from_u64(seed);
+                let got = resolve_exact(u, (n.clone(), d.clone()), &mut BitSource::new(&mut source));
+                let mut replay = ChaCha20Rng::seed_from_u64(seed);
+                let words = [u, replay.next_u64(), replay.next_u64(), replay.next_u64()];
+                assert_eq!(Some(got), reference(&words, &e), "{num}/{den}, u = {u}");
+                planted += 1;
+            }
+        }
+        assert!(planted >= 100, "{planted}");
+    }
 
     /// The 64-bit enclosure contains a 192-bit one computed directly, and is at most
     /// 64 units wide, over random (x, shift) across the whole range.

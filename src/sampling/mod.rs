@@ -14,19 +14,22 @@
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
 //! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion | `1 + ⌈m/8⌉` words, fixed |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion, CKS20 Alg. 2 sign | `1 + ⌈m/8⌉` words per trial, `< 2` trials |
-//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3 | < 2.5 proposals |
+//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3, one-word certified acceptance | < 2.5 proposals of (discrete Laplace words + 1) |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
 //!
-//! **Timing.** [`DiscreteLaplace`] and [`Geometric`] draw a number of 64-bit words that
-//! is independent of their sample, except on a fallback event of probability `≤ 2⁻⁵⁰` (its docs state
-//! the guarantee and the proof). So do the selection mechanisms built on the
+//! **Timing.** [`DiscreteLaplace`], [`Geometric`], [`DiscreteGaussian`] and
+//! [`BernoulliExpNeg`] draw a number of 64-bit words that is independent of their
+//! sample, except on a fallback event of probability `≤ 2⁻⁴⁷` per sample (each type's
+//! docs state the guarantee and the proof). So do the selection mechanisms built on the
 //! certified one-word Bernoulli(`exp(−x/2ˢ)`) and the inversion of certified cumulative
-//! weights (module `fixed_exp`). The other samplers still loop a random number of
-//! times correlated with the sampled value, so an adversary who can time a single
-//! release learns something about its noise (Jin, McMurtry, Rubinstein & Ohrimenko
-//! 2022); draw-independent versions of them are planned.
+//! weights (module `fixed_exp`). [`uniform_below`] rejects whole blocks of bits, so its
+//! count is independent of its value too; [`bernoulli_ratio`]'s lazy comparison stops
+//! at the first bit that differs from `p`, so its count is correlated with its outcome
+//! (no mechanism uses it on private data). An adversary who times a release learns
+//! nothing beyond the number of words, up to the data-independent arithmetic (Jin,
+//! McMurtry, Rubinstein & Ohrimenko 2022 on the attack this prevents).
 
 mod bernoulli;
 mod bits;
@@ -38,13 +41,14 @@ mod geometric;
 pub mod grid;
 mod uniform;
 
-pub(crate) use bernoulli::bernoulli_exp_neg_bits;
 pub use bernoulli::{BernoulliExpNeg, bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
 pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::saturate_i64;
-pub(crate) use fixed_exp::{KeepCoin, bernoulli_exp_neg_dyadic, sample_index_exp_neg};
+pub(crate) use fixed_exp::{
+    KeepCoin, bernoulli_exp_neg_dyadic, bernoulli_exp_neg_ratio, sample_index_exp_neg,
+};
 pub use geometric::Geometric;
 pub use uniform::uniform_below;
 pub(crate) use uniform::uniform_below_bits;

@@ -3,7 +3,7 @@
 use crate::mechanisms::Mechanism;
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
 use crate::sampling::grid::Grid;
-use crate::sampling::{BitSource, Rational, bernoulli_exp_neg_bits, uniform_below_bits};
+use crate::sampling::{BitSource, Rational, bernoulli_exp_neg_ratio, uniform_below_bits};
 use crate::sensitivity::Neighbouring;
 use crate::statistics::records::{Bounds, exact_sum, exact_sum_of};
 use crate::{CryptoRng, Error, Geometric, Laplace};
@@ -180,7 +180,7 @@ fn half_range(bounds: &Bounds) -> f64 {
 /// otherwise a uniform grid point between them (exact sampling throughout).
 fn psi<R: CryptoRng + ?Sized>(grid: &Grid, (first, last): (i128, i128), gamma: Rational, rng: &mut R) -> f64 {
     let mut bits = BitSource::new(rng);
-    if bernoulli_exp_neg_bits(&mut bits, gamma.num() as u128, gamma.den() as u128) {
+    if bernoulli_exp_neg_ratio(gamma.num() as u128, gamma.den() as u128, &mut bits) {
         let units = if bits.bit() { last } else { first };
         return grid.from_units(units);
     }
