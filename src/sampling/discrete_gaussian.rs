@@ -2,7 +2,7 @@
 //! sampled exactly for a rational variance `σ² = num/den`.
 
 use super::certified::Big;
-use super::fixed_exp::{bernoulli_exp_neg_bounded, bernoulli_exp_neg_ratio, ratio_bounds};
+use super::fixed_exp::{Reciprocal, bernoulli_exp_neg_bounded, ratio_bounds};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
@@ -27,9 +27,10 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// ```
 ///
 /// and the trial is **one 64-bit word** `u` compared with certified enclosures: γ is
-/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` (integer division; when the
-/// denominator exceeds 64 bits both sides are first truncated by the same shift, which
-/// widens the bracket by at most 130 units), and `exp(−x/2⁶³)` is enclosed to within
+/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` (for `D < 2⁶⁴` by
+/// multiplication with a precomputed reciprocal of `D`, at most 66 units wide; wider
+/// `D` by integer division after truncating both sides by the same shift, at most 130
+/// units), and `exp(−x/2⁶³)` is enclosed to within
 /// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
 /// selection coins. `u` below the enclosure of `exp(−x_hi/2⁶³)` accepts, above that of
 /// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·130 = 324` words in between fall
@@ -89,6 +90,8 @@ pub struct DiscreteGaussian {
     denominator: U512,
     /// `D` when it is below `2⁶⁴` (enables the 128-bit path).
     small_denominator: Option<u128>,
+    /// The reciprocal of `D` for the 128-bit path (any value when `D ≥ 2⁶⁴`).
+    reciprocal: Reciprocal,
 }
 
 impl DiscreteGaussian {
@@ -127,6 +130,7 @@ impl DiscreteGaussian {
             .mul(&U512::from_u128(den as u128))
             .mul(&U512::from_u128(t as u128 * t as u128));
         let small_denominator = denominator.to_u128().filter(|&d| d <= u64::MAX as u128);
+        let reciprocal = Reciprocal::new(small_denominator.unwrap_or(1) as u64);
         Self {
             num,
             den,
@@ -135,6 +139,7 @@ impl DiscreteGaussian {
             proposal,
             denominator,
             small_denominator,
+            reciprocal,
         }
     }
 
@@ -175,7 +180,9 @@ impl DiscreteGaussian {
         if let (Some(d), Some(scaled)) = (self.small_denominator, x.checked_mul(self.t_den)) {
             let a = scaled.abs_diff(self.num);
             if a <= u64::MAX as u128 {
-                return bernoulli_exp_neg_ratio(a * a, d, bits);
+                let numerator = a * a;
+                let exact = || (Big::from_u128(numerator), Big::from_u128(d));
+                return bernoulli_exp_neg_bounded(self.reciprocal.bounds(numerator), exact, bits);
             }
         }
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
