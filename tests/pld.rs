@@ -393,3 +393,107 @@ fn smallest_noise_answers_the_inverse_question_on_the_safe_side() {
         Err(Error::Unattainable { .. })
     ));
 }
+
+/// Exact `δ(x)` of `k` independent releases of a two-outcome pair: outcome 1 has
+/// probability `p1` under P and `q1` under Q (outcome 0 the rest), summed over the
+/// number of 1s in log space (an independent oracle, no PLD code involved).
+fn binary_k_fold_delta(k: u64, p1: f64, q1: f64, x: f64) -> f64 {
+    use statrs::function::factorial::ln_binomial;
+    let (lp1, lp0, lq1, lq0) = (p1.ln(), (-p1).ln_1p(), q1.ln(), (-q1).ln_1p());
+    (0..=k)
+        .map(|i| {
+            let (i_f, j_f) = (i as f64, (k - i) as f64);
+            let ln_p = ln_binomial(k, i) + i_f * lp1 + j_f * lp0;
+            let loss = i_f * (lp1 - lq1) + j_f * (lp0 - lq0);
+            if loss <= x {
+                0.0
+            } else {
+                ln_p.exp() * -(x - loss).exp_m1()
+            }
+        })
+        .sum()
+}
+
+/// Poisson-subsampled randomized response (the worst case of every ε-DP mechanism,
+/// `Pld::poisson_subsampled`) against its exact k-fold δ in both directions
+/// (remove: `qP + (1 − q)Q` vs `Q`; add: the reverse): never below the exact ε, within
+/// 1 % of it, at k ∈ {1, 10, 100, 1000} and δ ∈ {1e-5, 1e-9}.
+#[test]
+fn subsampled_pure_mechanism_k_fold_matches_its_exact_binomial_sum() {
+    use dpmech::PrivacyLoss;
+    let (epsilon, q) = (1.0f64, 0.01f64);
+    let keep = epsilon.exp() / (1.0 + epsilon.exp()); // P(report 1 | true 1)
+    let (p1, q1) = (q * keep + (1.0 - q) * (1.0 - keep), 1.0 - keep);
+    let exact_delta =
+        |k: u64, x: f64| binary_k_fold_delta(k, p1, q1, x).max(binary_k_fold_delta(k, q1, p1, x));
+    let step = Pld::poisson_subsampled(PrivacyLoss::pure(epsilon).unwrap(), q, Grid::default()).unwrap();
+    println!("    k      δ    PLD ε    exact ε    ratio");
+    for k in [1u64, 10, 100, 1000] {
+        let pld = step.self_compose(k).unwrap();
+        for delta in [1e-5, 1e-9] {
+            let eps = pld.epsilon_for_delta(delta).unwrap();
+            let exact = smallest(|x| exact_delta(k, x) <= delta);
+            println!("{k:5} {delta:6.0e} {eps:8.5} {exact:9.5} {:8.5}", eps / exact);
+            assert!(
+                exact_delta(k, eps) <= delta * (1.0 + 1e-9),
+                "unsafe: k={k} δ={delta}"
+            );
+            assert!(eps <= 1.01 * exact, "loose: k={k} δ={delta}");
+        }
+    }
+    // Amplification by subsampling of an (ε, δ₀) mechanism: one step is
+    // (ln(1 + q(e^ε − 1)), qδ₀)-DP (e.g. Balle, Barthe & Gaboardi 2018).
+    let approximate = Pld::poisson_subsampled(
+        PrivacyLoss::approximate(epsilon, 1e-6).unwrap(),
+        q,
+        Grid::default(),
+    )
+    .unwrap();
+    let amplified = (q * epsilon.exp_m1()).ln_1p();
+    let eps = approximate.epsilon_for_delta(q * 1e-6 * 1.001).unwrap();
+    println!("subsampled (1, 1e-6) at δ = 1e-8: ε = {eps:.6} (amplification bound {amplified:.6})");
+    assert!(eps <= amplified * 1.01, "{eps} vs {amplified}");
+    // q = 1 is the mechanism itself; q outside (0, 1] is refused.
+    let whole = Pld::poisson_subsampled(PrivacyLoss::pure(epsilon).unwrap(), 1.0, Grid::default()).unwrap();
+    // (randomized response at ε = 1 reaches δ = 1e-9 about 1.4e-9 below ε)
+    assert!((whole.epsilon_for_delta(1e-9).unwrap() - epsilon).abs() < 1e-8);
+    for bad in [0.0, -0.1, 1.5, f64::NAN] {
+        assert!(Pld::poisson_subsampled(PrivacyLoss::pure(1.0).unwrap(), bad, Grid::default()).is_err());
+    }
+    assert!(Pld::poisson_subsampled(PrivacyLoss::zcdp(0.5).unwrap(), q, Grid::default()).is_err());
+}
+
+/// Subsampled discrete Laplace and k-ary randomized response are never looser than the
+/// subsampled worst case of their pure guarantee (they are ε-DP mechanisms), and
+/// sampling less never costs more.
+#[test]
+fn subsampled_mechanisms_are_no_looser_than_the_worst_case_and_monotone_in_q() {
+    use dpmech::PrivacyLoss;
+    let g = Grid::default();
+    let worst = |eps: f64, q: f64| {
+        Pld::poisson_subsampled(PrivacyLoss::pure(eps).unwrap(), q, g)
+            .unwrap()
+            .self_compose(100)
+            .unwrap()
+            .epsilon_for_delta(1e-6)
+            .unwrap()
+    };
+    let dl = Pld::poisson_subsampled_discrete_laplace(2.0, 2, 0.05, g)
+        .unwrap()
+        .self_compose(100)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    let rr = Pld::poisson_subsampled_randomized_response(4, 1.0, 0.05, g)
+        .unwrap()
+        .self_compose(100)
+        .unwrap()
+        .epsilon_for_delta(1e-6)
+        .unwrap();
+    let (w1, w2) = (worst(1.0, 0.05), worst(1.0, 0.02));
+    println!(
+        "100 steps at q = 0.05, δ = 1e-6: discrete Laplace (Δ/t = 1) {dl:.4}, 4-ary RR {rr:.4}, worst case {w1:.4}; worst case at q = 0.02: {w2:.4}"
+    );
+    assert!(dl <= w1 * (1.0 + 1e-3) && rr <= w1 * (1.0 + 1e-3));
+    assert!(w2 < w1);
+}

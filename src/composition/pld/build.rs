@@ -140,40 +140,11 @@ impl Pld {
     /// queries of sensitivity `Δ` (at most 2²⁴): loss `(|x − Δ| − |x|)/t` for
     /// `x ~ P`. Pure (Δ/t)-DP.
     pub fn discrete_laplace(scale: f64, sensitivity: u64, grid: Grid) -> Result<Pld, Error> {
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(Error::InvalidParameter {
-                name: "scale",
-                value: scale,
-                reason: "the scale must be finite and > 0",
-            });
-        }
-        if sensitivity == 0 || sensitivity > 1 << 24 {
-            return Err(Error::InvalidSensitivity {
-                value: sensitivity as f64,
-            });
-        }
-        let d = sensitivity as f64;
-        let eps_up = round::div_up(d, scale);
-        check_large_epsilon(eps_up)?;
-        let h = step_for(2.0 * eps_up, round::div_up(1.0, scale), grid);
-        let (lo, hi) = (index_up(-round::div_down(d, scale), h), index_up(eps_up, h));
-        let mut b = Buckets::new(h, lo, hi);
-        // r = e^(−1/t); masses 1/(1+r) at +Δ/t, r^Δ/(1+r) at −Δ/t,
-        // (1−r)/(1+r)·r^x at (Δ − 2x)/t for 0 < x < Δ.
-        let r_down = round::exp_down(-round::div_up(1.0, scale));
-        let one_plus_r = round::add_down(1.0, r_down);
-        b.add(eps_up, round::div_up(1.0, one_plus_r));
-        b.add(
-            -round::div_down(d, scale),
-            round::div_up(round::exp_up(-round::div_down(d, scale)), one_plus_r),
-        );
-        let inner = round::div_up(one_minus_exp_neg_up(round::div_up(1.0, scale)), one_plus_r);
-        for x in 1..sensitivity {
-            let loss = round::div_up(d - 2.0 * x as f64, scale);
-            let mass = round::mul_up(inner, round::exp_up(-round::div_down(x as f64, scale)));
-            b.add(loss, mass);
-        }
-        Ok(b.finish(grid))
+        let atoms = discrete_laplace_atoms(scale, sensitivity)?;
+        // The losses are multiples of 1/t: the relative grid follows 1/t, not Δ/t.
+        let points: Vec<(f64, f64)> = atoms.iter().map(|a| (a.loss_up, a.mass)).collect();
+        let h = atom_step(&[&points], Some(round::div_up(1.0, scale)), grid);
+        Ok(Pld::symmetric(atom_dist(&points, 0.0, h), grid))
     }
 
     /// The Gaussian mechanism with noise `σ` and L2 sensitivity `Δ`: the loss is
@@ -226,12 +197,7 @@ impl Pld {
                 reason: "the discrete Gaussian PLD supports sigma in [0.1, 1e5]",
             });
         }
-        if sensitivity == 0 || sensitivity > 1 << 20 {
-            return Err(Error::InvalidSensitivity {
-                value: sensitivity as f64,
-            });
-        }
-        let d = sensitivity as f64;
+        let d = check_integer_sensitivity(sensitivity, 1 << 20)?;
         let two_var_down = round::mul_down(2.0 * sigma, sigma);
         let two_var_up = round::mul_up(2.0 * sigma, sigma);
         // Enumerate |x| ≤ X: beyond, Σ e^(−x²/2σ²) ≤ σ√(2π)·Q((X − 1)/σ) per side.
@@ -287,13 +253,7 @@ impl Pld {
         q: f64,
         grid: Grid,
     ) -> Result<Pld, Error> {
-        if !(q > 0.0 && q <= 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "q",
-                value: q,
-                reason: "the sampling rate must lie in (0, 1]",
-            });
-        }
+        check_sampling_rate(q)?;
         if q == 1.0 {
             return Self::gaussian(sigma, sensitivity, grid);
         }
@@ -376,21 +336,8 @@ impl Pld {
                 reason: "randomized response needs k >= 2 categories",
             });
         }
-        let eps = check_large_epsilon(epsilon)?;
-        let kf = round::u64_up(k);
-        // With w = e^(−ε): masses 1/(1 + (k−1)w), w/(1 + (k−1)w), (k−2)w/(1 + (k−1)w).
-        let w_down = round::exp_down(-eps);
-        let w_up = round::exp_up(-eps);
-        let denominator = round::add_down(1.0, round::mul_down(kf - 1.0, w_down));
-        Ok(Self::atoms(
-            &[
-                (eps, round::div_up(1.0, denominator)),
-                (-eps, round::div_up(w_up, denominator)),
-                (0.0, round::div_up(round::mul_up(kf - 2.0, w_up), denominator)),
-            ],
-            0.0,
-            grid,
-        ))
+        let atoms = randomized_response_atoms(k, epsilon)?;
+        Ok(Self::atoms(&atoms, 0.0, grid))
     }
 
     /// The worst case of any pure ε-DP mechanism (its PLD dominates theirs: Kairouz,
@@ -405,22 +352,8 @@ impl Pld {
         if delta == 0.0 {
             return Self::pure(epsilon, grid);
         }
-        let delta = check_delta(delta)?;
-        let eps = check_large_epsilon(epsilon)?;
-        let keep = round::sub_up(1.0, delta);
-        let w_down = round::exp_down(-eps);
-        let denominator = round::add_down(1.0, w_down);
-        Ok(Self::atoms(
-            &[
-                (eps, round::mul_up(keep, round::div_up(1.0, denominator))),
-                (
-                    -eps,
-                    round::mul_up(keep, round::div_up(round::exp_up(-eps), denominator)),
-                ),
-            ],
-            delta,
-            grid,
-        ))
+        let (atoms, delta) = approximate_atoms(epsilon, delta)?;
+        Ok(Self::atoms(&atoms, delta, grid))
     }
 
     /// The worst-case PLD of a stated guarantee: [`pure`](Self::pure) for ε-DP,
@@ -439,19 +372,277 @@ impl Pld {
         }
     }
 
-    /// A PLD from point masses `(loss, mass upper bound)` and the mass at `+∞`.
-    fn atoms(atoms: &[(f64, f64)], infinity: f64, grid: Grid) -> Pld {
-        let (min, max) = atoms
-            .iter()
-            .fold((0.0f64, 0.0f64), |(a, b), &(l, _)| (a.min(l), b.max(l)));
-        let h = step_for(max - min, max.max(-min), grid);
-        let mut b = Buckets::new(h, index_up(min, h), index_up(max, h));
-        for &(loss, mass) in atoms {
-            b.add(loss, mass);
-        }
-        b.infinity = infinity;
-        b.finish(grid)
+    /// A PLD from point masses and the mass at `+∞` (the same in both directions).
+    fn atoms(atoms: &[Atom], infinity: f64, grid: Grid) -> Pld {
+        let points: Vec<(f64, f64)> = atoms.iter().map(|a| (a.loss_up, a.mass)).collect();
+        let h = atom_step(&[&points], None, grid);
+        Pld::symmetric(atom_dist(&points, infinity, h), grid)
     }
+
+    /// **Poisson subsampling** with rate `q ∈ (0, 1]` (each record enters the
+    /// mechanism's input independently with probability `q`; add/remove neighbours) of
+    /// the worst case of a stated guarantee: `ε`-DP ([`pure`](Self::pure)) or
+    /// `(ε, δ)`-DP ([`approximate`](Self::approximate)). Valid for **every** mechanism
+    /// with that guarantee, e.g. any mechanism of this crate through its
+    /// `privacy_loss()`; for the Gaussian use
+    /// [`poisson_subsampled_gaussian`](Self::poisson_subsampled_gaussian), which is
+    /// tighter.
+    ///
+    /// A worst-case pair `(P, Q)` dominates the mechanism, and then `(qP + (1 − q)Q, Q)`
+    /// (remove) and `(Q, qP + (1 − q)Q)` (add) dominate the subsampled mechanism (Zhu,
+    /// Dong & Wang 2022, Theorem 11): an outcome of loss `l` gets loss
+    /// `ln(1 + q(eˡ − 1))`, resp. `−ln(1 + q(eˡ − 1))` under `Q`. Both directions are
+    /// kept and every answer takes the worse.
+    ///
+    /// ```
+    /// use dpmech::PrivacyLoss;
+    /// use dpmech::composition::pld::{Grid, Pld};
+    /// // A 1-DP release on a 1 % Poisson sample, 1000 times:
+    /// let step = Pld::poisson_subsampled(PrivacyLoss::pure(1.0)?, 0.01, Grid::default())?;
+    /// let eps = step.self_compose(1000)?.epsilon_for_delta(1e-6)?;
+    /// assert!(eps < 4.0); // sequential composition of the subsampled ε' = ln(1 + q(e − 1)): 17.0
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn poisson_subsampled(loss: PrivacyLoss, q: f64, grid: Grid) -> Result<Pld, Error> {
+        match crate::composition::validate_loss(loss)? {
+            PrivacyLoss::Pure { epsilon } => {
+                Self::subsampled_atoms(&randomized_response_atoms(2, epsilon)?, 0.0, q, grid)
+            }
+            PrivacyLoss::Approximate { epsilon, delta } => {
+                let (atoms, delta) = approximate_atoms(epsilon, delta)?;
+                Self::subsampled_atoms(&atoms, delta, q, grid)
+            }
+            PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
+                reason: "a zCDP or random-DP statement does not determine a privacy loss \
+                         distribution; use Pld::poisson_subsampled_gaussian for the Gaussian",
+            }),
+        }
+    }
+
+    /// Poisson subsampling with rate `q` (add/remove, as in
+    /// [`poisson_subsampled`](Self::poisson_subsampled)) of k-ary randomized response
+    /// with `ε` — e.g. a local-DP survey of a random subset.
+    pub fn poisson_subsampled_randomized_response(
+        k: u64,
+        epsilon: f64,
+        q: f64,
+        grid: Grid,
+    ) -> Result<Pld, Error> {
+        Self::subsampled_atoms(&randomized_response_atoms(k, epsilon)?, 0.0, q, grid)
+    }
+
+    /// Poisson subsampling with rate `q` (add/remove, as in
+    /// [`poisson_subsampled`](Self::poisson_subsampled)) of the discrete Laplace
+    /// mechanism of [`discrete_laplace`](Self::discrete_laplace).
+    pub fn poisson_subsampled_discrete_laplace(
+        scale: f64,
+        sensitivity: u64,
+        q: f64,
+        grid: Grid,
+    ) -> Result<Pld, Error> {
+        Self::subsampled_atoms(&discrete_laplace_atoms(scale, sensitivity)?, 0.0, q, grid)
+    }
+
+    /// The subsampled pair of a mechanism given by its loss atoms, with `delta` of mass
+    /// where only `P` (and, for the symmetric worst case, only `Q`) puts mass.
+    fn subsampled_atoms(atoms: &[Atom], delta: f64, q: f64, grid: Grid) -> Result<Pld, Error> {
+        check_sampling_rate(q)?;
+        if q == 1.0 {
+            return Ok(Self::atoms(atoms, delta, grid));
+        }
+        let stay = round::sub_up(1.0, q);
+        // Remove: P' = qP + (1 − q)Q against Q. An atom of P-mass p and loss l has Q-mass
+        // p·e^(−l) (upper bound from the lower end of l); its new loss is g(l).
+        let mut forward: Vec<(f64, f64)> = atoms
+            .iter()
+            .map(|a| {
+                let q_mass = round::mul_up(a.mass, round::exp_up(-a.loss_down));
+                let mass = round::add_up(round::mul_up(q, a.mass), round::mul_up(stay, q_mass));
+                (subsampled_loss(a.loss_up, q).1, mass)
+            })
+            .collect();
+        // Add: Q against P' — mass p·e^(−l), loss −g(l).
+        let mut backward: Vec<(f64, f64)> = atoms
+            .iter()
+            .map(|a| {
+                let q_mass = round::mul_up(a.mass, round::exp_up(-a.loss_down));
+                (-subsampled_loss(a.loss_down, q).0, q_mass)
+            })
+            .collect();
+        if delta > 0.0 {
+            // The worst case's Q-only mass δ: loss ln(1 − q) forward (P'-mass (1 − q)δ),
+            // −ln(1 − q) backward; its P-only mass δ: +∞ forward with P'-mass qδ.
+            let ln_stay = (-q).ln_1p();
+            let slack = 4.0 * U * (1.0 + ln_stay.abs());
+            forward.push((ln_stay + slack, round::mul_up(stay, delta)));
+            backward.push((-ln_stay + slack, delta));
+        }
+        let h = atom_step(&[&forward, &backward], None, grid);
+        Ok(Pld {
+            tail: grid.tail,
+            forward: atom_dist(&forward, round::mul_up(q, delta), h),
+            backward: Some(atom_dist(&backward, 0.0, h)),
+        })
+    }
+}
+
+/// A point mass of a worst-case pair: the true loss lies in `[loss_down, loss_up]` and
+/// its P-mass is at most `mass`.
+#[derive(Debug, Clone, Copy)]
+struct Atom {
+    loss_down: f64,
+    loss_up: f64,
+    mass: f64,
+}
+
+impl Atom {
+    fn exact(loss: f64, mass: f64) -> Self {
+        Atom {
+            loss_down: loss,
+            loss_up: loss,
+            mass,
+        }
+    }
+}
+
+/// One step for several atom lists, relative to `scale` (default: their largest loss).
+fn atom_step(lists: &[&[(f64, f64)]], scale: Option<f64>, grid: Grid) -> f64 {
+    let (min, max) = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .fold((0.0f64, 0.0f64), |(a, b), &(l, _)| (a.min(l), b.max(l)));
+    step_for(max - min, scale.unwrap_or(max.max(-min)), grid)
+}
+
+/// One direction from point masses `(loss, mass upper bound)` on step `h`.
+fn atom_dist(points: &[(f64, f64)], infinity: f64, h: f64) -> Dist {
+    let (min, max) = points
+        .iter()
+        .fold((0.0f64, 0.0f64), |(a, b), &(l, _)| (a.min(l), b.max(l)));
+    let mut b = Buckets::new(h, index_up(min, h), index_up(max, h));
+    for &(loss, mass) in points {
+        b.add(loss, mass);
+    }
+    b.infinity = infinity;
+    b.into_dist()
+}
+
+/// An enclosure `(down, up)` of `g(l) = ln(1 + q(eˡ − 1))`, the loss of an outcome of
+/// loss `l` after Poisson subsampling with rate `q < 1` (expm1, the product and ln_1p
+/// are each faithful, and `|d ln(1 + x)/dx · x| ≤ q/(1 − q)` bounds the propagation).
+fn subsampled_loss(l: f64, q: f64) -> (f64, f64) {
+    let x = q * l.exp_m1();
+    let g = x.ln_1p();
+    let slack = 8.0 * U * (g.abs() + x.abs() / (1.0 + x)) + f64::MIN_POSITIVE;
+    (g - slack, g + slack)
+}
+
+/// k-ary randomized response with ε: with `w = e^(−ε)`, P-masses `1/(1 + (k−1)w)` at
+/// `+ε`, `w/(1 + (k−1)w)` at `−ε` and `(k−2)w/(1 + (k−1)w)` at 0.
+fn randomized_response_atoms(k: u64, epsilon: f64) -> Result<Vec<Atom>, Error> {
+    if k < 2 {
+        return Err(Error::InvalidParameter {
+            name: "k",
+            value: k as f64,
+            reason: "randomized response needs k >= 2 categories",
+        });
+    }
+    let eps = check_large_epsilon(epsilon)?;
+    let kf = round::u64_up(k);
+    let w_down = round::exp_down(-eps);
+    let w_up = round::exp_up(-eps);
+    let denominator = round::add_down(1.0, round::mul_down(kf - 1.0, w_down));
+    Ok(vec![
+        Atom::exact(eps, round::div_up(1.0, denominator)),
+        Atom::exact(-eps, round::div_up(w_up, denominator)),
+        Atom::exact(0.0, round::div_up(round::mul_up(kf - 2.0, w_up), denominator)),
+    ])
+}
+
+/// The (ε, δ) worst case (Kairouz, Oh & Viswanath 2015): P-masses `(1 − δ)/(1 + e^(−ε))`
+/// at `+ε`, `(1 − δ)e^(−ε)/(1 + e^(−ε))` at `−ε`, δ where only P (and δ where only Q)
+/// puts mass. Returns the atoms and δ (δ = 0 gives the pure case).
+fn approximate_atoms(epsilon: f64, delta: f64) -> Result<(Vec<Atom>, f64), Error> {
+    if delta == 0.0 {
+        return Ok((randomized_response_atoms(2, epsilon)?, 0.0));
+    }
+    let delta = check_delta(delta)?;
+    let eps = check_large_epsilon(epsilon)?;
+    let keep = round::sub_up(1.0, delta);
+    let w_down = round::exp_down(-eps);
+    let denominator = round::add_down(1.0, w_down);
+    let atoms = vec![
+        Atom::exact(eps, round::mul_up(keep, round::div_up(1.0, denominator))),
+        Atom::exact(
+            -eps,
+            round::mul_up(keep, round::div_up(round::exp_up(-eps), denominator)),
+        ),
+    ];
+    Ok((atoms, delta))
+}
+
+/// A Poisson sampling rate in `(0, 1]`.
+fn check_sampling_rate(q: f64) -> Result<(), Error> {
+    if q > 0.0 && q <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name: "q",
+            value: q,
+            reason: "the sampling rate must lie in (0, 1]",
+        })
+    }
+}
+
+/// An integer sensitivity in `[1, max]`, as `f64` (exact: `max ≤ 2⁵³`).
+fn check_integer_sensitivity(sensitivity: u64, max: u64) -> Result<f64, Error> {
+    if sensitivity == 0 || sensitivity > max {
+        return Err(Error::InvalidSensitivity {
+            value: sensitivity as f64,
+        });
+    }
+    Ok(sensitivity as f64)
+}
+
+/// The discrete Laplace mechanism's loss atoms: with `r = e^(−1/t)`, P-masses
+/// `1/(1+r)` at `+Δ/t`, `r^Δ/(1+r)` at `−Δ/t`, `(1−r)/(1+r)·r^x` at `(Δ − 2x)/t` for
+/// `0 < x < Δ`.
+fn discrete_laplace_atoms(scale: f64, sensitivity: u64) -> Result<Vec<Atom>, Error> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "scale",
+            value: scale,
+            reason: "the scale must be finite and > 0",
+        });
+    }
+    let d = check_integer_sensitivity(sensitivity, 1 << 24)?;
+    check_large_epsilon(round::div_up(d, scale))?;
+    let loss = |numerator: f64| Atom {
+        loss_down: round::div_down(numerator, scale),
+        loss_up: round::div_up(numerator, scale),
+        mass: 0.0,
+    };
+    let r_down = round::exp_down(-round::div_up(1.0, scale));
+    let one_plus_r = round::add_down(1.0, r_down);
+    let mut atoms = vec![
+        Atom {
+            mass: round::div_up(1.0, one_plus_r),
+            ..loss(d)
+        },
+        Atom {
+            mass: round::div_up(round::exp_up(-round::div_down(d, scale)), one_plus_r),
+            ..loss(-d)
+        },
+    ];
+    let inner = round::div_up(one_minus_exp_neg_up(round::div_up(1.0, scale)), one_plus_r);
+    for x in 1..sensitivity {
+        let mass = round::mul_up(inner, round::exp_up(-round::div_down(x as f64, scale)));
+        atoms.push(Atom {
+            mass,
+            ..loss(d - 2.0 * x as f64)
+        });
+    }
+    Ok(atoms)
 }
 
 /// `Q(z) = P(Z > z)` for a standard normal `Z`.
