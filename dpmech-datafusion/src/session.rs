@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use datafusion::arrow::array::{Array, Int64Array, StringArray};
+use datafusion::arrow::array::{Array, Decimal128Array, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::TableProvider;
@@ -384,7 +384,13 @@ impl PrivateSession {
                 l0 = table.bounds.max_groups,
             )
         };
-        let group_sums: String = sum_columns.iter().map(|c| format!(", SUM({c}) AS {c}")).collect();
+        // Per-group sums in DECIMAL(38, 0) (i128): records are at most ~2²¹ units and
+        // pairs at most m records, so no table of fewer than 2¹⁰⁰ rows can overflow it
+        // (an Int64 SUM would wrap silently past 2⁶³ after ~2⁴² rows).
+        let group_sums: String = sum_columns
+            .iter()
+            .map(|c| format!(", SUM(CAST({c} AS DECIMAL(38, 0))) AS {c}"))
+            .collect();
         let sql = format!(
             "WITH base AS (SELECT {} FROM {}{filter}), \
              rows_kept AS ({rows_kept}), \
@@ -405,23 +411,36 @@ impl PrivateSession {
         for batch in batches? {
             let keys = cast(batch.column(0), &DataType::Utf8)?;
             let keys = keys.as_any().downcast_ref::<StringArray>().expect("Utf8");
-            let ints: Vec<Int64Array> = (1..batch.num_columns())
-                .map(|c| {
-                    let a = cast(batch.column(c), &DataType::Int64)?;
-                    Ok(a.as_any().downcast_ref::<Int64Array>().expect("Int64").clone())
-                })
+            let columns: Vec<Vec<i64>> = (1..batch.num_columns())
+                .map(|c| saturating_i64(batch.column(c)))
                 .collect::<Result<_, DpError>>()?;
             for row in 0..batch.num_rows() {
                 let k = (!keys.is_null(row)).then(|| keys.value(row).to_string());
-                let v = ints
-                    .iter()
-                    .map(|a| if a.is_null(row) { 0 } else { a.value(row) })
-                    .collect();
-                out.insert(k, v);
+                out.insert(k, columns.iter().map(|c| c[row]).collect());
             }
         }
         Ok(out)
     }
+}
+
+/// An integer column (Int64 counts, DECIMAL(38, 0) sums) as `i64`, nulls as 0 and
+/// values beyond the `i64` range saturated: a 1-Lipschitz map of the exact value, so
+/// the sensitivity is unchanged and no value can cause an error.
+fn saturating_i64(column: &datafusion::arrow::array::ArrayRef) -> Result<Vec<i64>, DpError> {
+    let wide = cast(column, &DataType::Decimal128(38, 0))?;
+    let wide = wide
+        .as_any()
+        .downcast_ref::<Decimal128Array>()
+        .expect("cast to Decimal128 yields a Decimal128Array");
+    Ok((0..wide.len())
+        .map(|i| {
+            if wide.is_null(i) {
+                0
+            } else {
+                wide.value(i).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+            }
+        })
+        .collect())
 }
 
 /// Quotes an identifier for SQL.
@@ -609,6 +628,24 @@ fn half_width(sensitivity: u64, epsilon: f64, beta: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_sums_beyond_i64_saturate_instead_of_wrapping_or_failing() {
+        use datafusion::arrow::array::{ArrayRef, Int64Array};
+        let wide: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![
+                Some(i128::from(i64::MAX) + 5),
+                None,
+                Some(-7),
+                Some(i128::MIN / 2),
+            ])
+            .with_precision_and_scale(38, 0)
+            .unwrap(),
+        );
+        assert_eq!(saturating_i64(&wide).unwrap(), vec![i64::MAX, 0, -7, i64::MIN]);
+        let counts: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None]));
+        assert_eq!(saturating_i64(&counts).unwrap(), vec![3, 0]);
+    }
 
     #[test]
     fn a_key_held_by_one_unit_is_released_in_at_most_delta_of_runs() {
