@@ -178,6 +178,24 @@ proptest! {
         prop_assert!((x - y).abs() <= 1e-9 * x.max(y) + 1e-12, "{} vs {}", x, y);
     }
 
+    /// Sampling more never reports less: ε(δ) of k subsampled steps is non-decreasing
+    /// in q, for the Gaussian and for the worst case of a pure guarantee, on one grid.
+    #[test]
+    fn epsilon_is_monotone_in_the_sampling_rate(q in 0.001f64..0.5, more in 1.1f64..2.0, k in 1u64..50, d in 1e-9f64..1e-3) {
+        let (q1, q2) = (q, (q * more).min(1.0));
+        let g = grid(-10);
+        let gaussian = |q| Pld::poisson_subsampled_gaussian(1.0, 1.0, q, g).unwrap().self_compose(k).unwrap();
+        let pure = |q| {
+            Pld::poisson_subsampled(dpmech::PrivacyLoss::pure(1.0).unwrap(), q, g)
+                .unwrap()
+                .self_compose(k)
+                .unwrap()
+        };
+        for (name, a, b) in [("gaussian", gaussian(q1), gaussian(q2)), ("pure", pure(q1), pure(q2))] {
+            let (e1, e2) = (a.epsilon_for_delta(d).unwrap(), b.epsilon_for_delta(d).unwrap());
+            prop_assert!(e1 <= e2, "{}: q {} → {}, q {} → {}", name, q1, e1, q2, e2);
+        }
+    }
 }
 
 proptest! {
