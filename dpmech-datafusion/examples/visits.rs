@@ -4,7 +4,7 @@
 //! GROUP BY of the same run.
 //!
 //! ```text
-//! cargo run -p dpmech-datafusion --example visits
+//! cargo run --example visits   (from the repository root; `-p` would select other features and rebuild DataFusion)
 //! ```
 //!
 //! The table is written once as CSV to `target/visits.csv` (≈ 250 MB).
