@@ -30,9 +30,9 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` (for `D < 2⁶⁴` by
 /// multiplication with a precomputed reciprocal of `D`, at most 66 units wide; wider
 /// `D` by integer division after truncating both sides by the same shift, at most 130
-/// units), and `exp(−x/2⁶³)` is enclosed to within
-/// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
-/// selection coins. `u` below the enclosure of `exp(−x_hi/2⁶³)` accepts, above that of
+/// units), and `exp(−x_lo/2⁶³)` is enclosed to within 64 units of `2⁻⁶⁴` by the
+/// table-driven fixed-point exponential of the crate's selection coins. `u` below a
+/// certified lower bound of `exp(−x_hi/2⁶³)` accepts, above the upper bound of
 /// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·130 = 324` words in between fall
 /// back to extending `U = u/2⁶⁴ + …` with further words and comparing it with
 /// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided. No
@@ -68,6 +68,7 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// **Timing.** Outside `F` the number of words, proposals and table look-ups does not
 /// depend on the sample; the 128/512-bit arithmetic of the acceptance test is
 /// data-independent in amount, though the wide path's multiplications skip zero limbs.
+///
 /// ```
 /// use dpmech::sampling::{DiscreteGaussian, Rational};
 /// use rand_chacha::ChaCha20Rng;

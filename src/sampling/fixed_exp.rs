@@ -251,10 +251,21 @@ pub(crate) fn bernoulli_exp_neg_bounded<R: CryptoRng + ?Sized>(
     }
 }
 
-/// The words `below..=above` that [`bernoulli_exp_neg_bounded`] leaves undecided.
+/// The words `below..=above` that [`bernoulli_exp_neg_bounded`] leaves undecided, from
+/// one enclosure `(lo, hi)` of `exp(−x_lo/2⁶³)`: with `w = x_hi − x_lo`,
+/// `2⁶⁴·exp(−x_hi/2⁶³) ≥ 2⁶⁴·exp(−x_lo/2⁶³)·(1 − w/2⁶³) ≥ lo − 2w`, so `lo − 2w` is a
+/// lower enclosure of `exp(−x_hi/2⁶³)` (the band grows by `2w`, as documented; a second
+/// table evaluation is used only for an unusually wide bracket).
 #[inline]
 fn band((x_lo, x_hi): (u128, u128)) -> (u64, u64) {
-    (enclose(x_hi, 63).0, enclose(x_lo, 63).1)
+    let (lo, hi) = enclose(x_lo, 63);
+    let w = x_hi - x_lo;
+    let below = if w <= 1 << 10 {
+        lo.saturating_sub(2 * w as u64)
+    } else {
+        enclose(x_hi, 63).0
+    };
+    (below, hi)
 }
 
 #[cold]
