@@ -7,6 +7,7 @@ use dpmech::composition::pld::{Grid, Pld};
 use dpmech::composition::{advanced, optimal, zcdp};
 use dpmech::mechanisms::analytic_gaussian_delta;
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 /// The smallest ε in [0, 1e4] with `ok(ε)`, to 1e-13 relative (bisection).
 fn smallest(ok: impl Fn(f64) -> bool) -> f64 {
@@ -157,7 +158,7 @@ fn unanswerable_questions_are_typed_errors() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 12, rng_seed: RngSeed::Fixed(0x5EED_0007), ..ProptestConfig::default() })]
 
     #[test]
     fn epsilon_is_monotone_in_delta_and_k(eps in 0.01f64..2.0, k in 1u64..50, d in 1e-9f64..1e-3) {
@@ -199,7 +200,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4, rng_seed: RngSeed::Fixed(0x5EED_0008), ..ProptestConfig::default() })]
 
     #[test]
     fn extreme_inputs_answer_or_refuse_never_panic(

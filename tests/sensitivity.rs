@@ -6,6 +6,7 @@
 use dpmech::sensitivity::{Neighbouring, Norm, SensitivitySampler, convert_epsilon, queries};
 use dpmech::{Error, PrivacyLoss};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use statrs::function::erf::{erf, erfc};
@@ -253,7 +254,7 @@ fn sampler_rejects_non_finite_outputs_with_the_sample_index() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, rng_seed: RngSeed::Fixed(0x5EED_0006), ..ProptestConfig::default() })]
 
     #[test]
     fn sensitivity_helpers_never_panic(lo in any::<f64>(), hi in any::<f64>(), n in any::<u64>(), k in any::<u64>(), v in any::<f64>()) {

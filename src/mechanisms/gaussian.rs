@@ -244,7 +244,11 @@ impl Gaussian {
 
     /// Adds independent noise to every coordinate of a vector-valued query whose
     /// **whole vector** has L2 sensitivity `Δ₂`. The noise accounts for the rounding of
-    /// all `n` coordinates (see [`sigma_for`](Self::sigma_for)).
+    /// all `n` coordinates (see [`sigma_for`](Self::sigma_for)). Refused, before any
+    /// randomness is drawn, with [`Error::NonFiniteValue`] for a non-finite coordinate and
+    /// with [`Error::ScaleOutOfRange`] when the vector calibration (computed on first use)
+    /// falls outside the sampler's range on this mechanism's grid — which depends only on
+    /// the parameters and `n`, e.g. for an absurd ε such as `f64::MAX`.
     pub fn release_slice<R: CryptoRng + ?Sized>(
         &self,
         values: &[f64],
