@@ -43,8 +43,8 @@ fn thousand_releases(c: &mut Criterion) {
             Box::new(|| Pld::gaussian((K as f64).sqrt(), 1.0, Grid::new(1e-3).unwrap()).unwrap()),
         ),
         (
-            "subsampled_gaussian_q0.01_sigma1_step_1e-3",
-            Box::new(|| Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::new(1e-3).unwrap()).unwrap()),
+            "subsampled_gaussian_q0.01_sigma1_default_grid",
+            Box::new(|| Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::default()).unwrap()),
         ),
         (
             "subsampled_gaussian_q0.01_sigma1_step_1e-4",

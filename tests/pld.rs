@@ -35,24 +35,13 @@ fn gaussian_k_fold_is_safe_and_within_one_percent() {
         for delta in [1e-5, 1e-9] {
             let eps = pld.epsilon_for_delta(delta).unwrap();
             let exact = smallest(|e| analytic_gaussian_delta(1.0, 1.0, e) <= delta);
-            let (lower, _) = pld.epsilon_bracket(delta).unwrap();
-            println!(
-                "{k:5} {delta:6.0e} {eps:9.5} {exact:11.5} {:9.6}   bracket [{lower:.5}, {eps:.5}]",
-                eps / exact
-            );
-            assert!(lower <= exact, "optimistic bound above the exact value");
+            println!("{k:5} {delta:6.0e} {eps:9.5} {exact:11.5} {:9.6}", eps / exact);
             assert!(
                 analytic_gaussian_delta(1.0, 1.0, eps) <= delta,
                 "unsafe: k={k} δ={delta}"
             );
             assert!(eps >= exact * (1.0 - 1e-12));
-            // Known gap: at k = 1000 and δ = 1e-9 the FFT's proven error bound (charged
-            // as error·√points) costs about 2 %; every other case is within 1 %.
-            let tolerance = if k == 1000 && delta < 1e-6 { 1.03 } else { 1.01 };
-            assert!(
-                eps <= tolerance * exact,
-                "loose: k={k} δ={delta}: {eps} vs {exact}"
-            );
+            assert!(eps <= 1.01 * exact, "loose: k={k} δ={delta}: {eps} vs {exact}");
         }
     }
 }
@@ -273,38 +262,183 @@ fn subsampled_gaussian_one_step_matches_its_closed_form() {
     }
 }
 
+/// Linear convolution of two non-negative vectors by a plain complex radix-2 FFT
+/// (independent of the crate's certified one; its rounding, ~10⁻¹⁶ of the peak, is far
+/// below the masses that matter at δ = 10⁻⁵).
+fn plain_convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
+    fn fft(re: &mut [f64], im: &mut [f64], inverse: bool) {
+        let n = re.len();
+        let bits = n.trailing_zeros();
+        for i in 0..n {
+            let j = i.reverse_bits() >> (usize::BITS - bits);
+            if j > i {
+                re.swap(i, j);
+                im.swap(i, j);
+            }
+        }
+        let sign = if inverse { 1.0 } else { -1.0 };
+        let table: Vec<(f64, f64)> = (0..n / 2)
+            .map(|k| (sign * std::f64::consts::TAU * k as f64 / n as f64).sin_cos())
+            .collect();
+        let mut len = 2;
+        while len <= n {
+            let stride = n / len;
+            for start in (0..n).step_by(len) {
+                for k in 0..len / 2 {
+                    let (wi, wr) = table[k * stride];
+                    let (x, y) = (start + k, start + k + len / 2);
+                    let tr = wr * re[y] - wi * im[y];
+                    let ti = wr * im[y] + wi * re[y];
+                    re[y] = re[x] - tr;
+                    im[y] = im[x] - ti;
+                    re[x] += tr;
+                    im[x] += ti;
+                }
+            }
+            len *= 2;
+        }
+    }
+    let out = a.len() + b.len() - 1;
+    let n = out.next_power_of_two();
+    let (mut ar, mut ai, mut br, mut bi) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    ar[..a.len()].copy_from_slice(a);
+    br[..b.len()].copy_from_slice(b);
+    fft(&mut ar, &mut ai, false);
+    fft(&mut br, &mut bi, false);
+    for k in 0..n {
+        let (x, y) = (ar[k] * br[k] - ai[k] * bi[k], ar[k] * bi[k] + ai[k] * br[k]);
+        ar[k] = x;
+        ai[k] = y;
+    }
+    fft(&mut ar, &mut ai, true);
+    ar[..out].iter().map(|x| (x / n as f64).max(0.0)).collect()
+}
+
+/// An independent **optimistic** estimate of the exact ε(δ) of `k` Poisson-subsampled
+/// Gaussian steps (units of σ, s = Δ/σ, the add direction), below it up to float
+/// rounding: each step's loss is rounded **down** to the grid `h·ℤ` (bucket masses
+/// from `statrs`), the k-fold sum is formed by plain FFTs with no coarsening, and mass
+/// below 10⁻²⁰ at the ends or at losses above 12 is dropped. Every one of these moves δ(ε) down; the rounding costs up to
+/// k·h (about k·h/2 on average), so the estimate sits below the exact value by about that.
+fn subsampled_gaussian_optimistic(q: f64, s: f64, k: u64, h: f64, delta: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let n = Normal::new(0.0, 1.0).unwrap();
+    let loss = |o: f64| (q * (s * o - s * s / 2.0).exp_m1()).ln_1p();
+    let o_at = |l: f64| s / 2.0 + ((l.exp_m1() + q) / q).ln() / s;
+    let (lo, hi) = (
+        (loss(-12.0) / h).floor() as i64,
+        (loss(s + 12.0) / h).ceil() as i64,
+    );
+    let mass = |a: f64, b: f64| (1.0 - q) * (n.cdf(b) - n.cdf(a)) + q * (n.cdf(b - s) - n.cdf(a - s));
+    // Bucket j: losses in [jh, (j+1)h), placed at jh.
+    let mut one: Vec<f64> = (lo..hi)
+        .map(|j| {
+            let a = if j == lo {
+                f64::NEG_INFINITY
+            } else {
+                o_at(j as f64 * h)
+            };
+            let b = o_at((j + 1) as f64 * h);
+            if b.is_nan() || b == f64::NEG_INFINITY {
+                0.0
+            } else {
+                mass(a.max(-40.0), b).max(0.0)
+            }
+        })
+        .collect();
+    let mut one_offset = lo;
+    // Dropping mass only lowers δ: masses below 10⁻²⁰ at the ends, and every loss above
+    // `cap` (far above the answer: at most its mass counts there).
+    let cap = (12.0 / h) as i64;
+    let trim = |v: &mut Vec<f64>, offset: &mut i64| {
+        v.truncate((cap - *offset).clamp(0, v.len() as i64) as usize);
+        let first = v.iter().position(|&m| m > 1e-20).unwrap_or(0);
+        let last = v.iter().rposition(|&m| m > 1e-20).unwrap_or(0);
+        v.truncate(last + 1);
+        v.drain(..first);
+        *offset += first as i64;
+    };
+    trim(&mut one, &mut one_offset);
+    let (mut result, mut offset): (Option<Vec<f64>>, i64) = (None, 0);
+    let mut rest = k;
+    loop {
+        if rest & 1 == 1 {
+            result = Some(match result {
+                None => {
+                    offset = one_offset;
+                    one.clone()
+                }
+                Some(r) => {
+                    offset += one_offset;
+                    let mut c = plain_convolve(&r, &one);
+                    trim(&mut c, &mut offset);
+                    c
+                }
+            });
+        }
+        rest >>= 1;
+        if rest == 0 {
+            break;
+        }
+        one = plain_convolve(&one, &one);
+        one_offset *= 2;
+        trim(&mut one, &mut one_offset);
+    }
+    let result = result.unwrap();
+    let delta_at = |e: f64| -> f64 {
+        (0..result.len())
+            .map(|i| (result[i], (offset + i as i64) as f64 * h))
+            .filter(|&(_, l)| l > e)
+            .map(|(m, l)| m * -(e - l).exp_m1())
+            .sum()
+    };
+    smallest(|e| delta_at(e) <= delta)
+}
+
 #[test]
-fn subsampled_gaussian_thousand_steps_tightens_with_the_grid() {
-    // DP-SGD's textbook setting: q = 0.01, σ = 1, 1000 steps, δ = 1e-5. Every answer is
-    // an upper bound; a finer grid must not be looser than a 10× coarser one.
-    let bracket_at = |step: f64| {
-        Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, Grid::new(step).unwrap())
+fn subsampled_gaussian_thousand_steps_lies_in_an_independent_bracket() {
+    // DP-SGD's textbook setting: q = 0.01, σ = 1, 1000 steps, δ = 1e-5. The PLD is a
+    // certified upper bound; an independent optimistic discretisation (losses rounded
+    // down, step 1e-4) lies below the exact value; the gap is stated.
+    let h = 1e-4;
+    let lower = subsampled_gaussian_optimistic(0.01, 1.0, 1000, h, 1e-5);
+    let at = |grid: Grid| {
+        Pld::poisson_subsampled_gaussian(1.0, 1.0, 0.01, grid)
             .unwrap()
             .self_compose(1000)
             .unwrap()
-            .epsilon_bracket(1e-5)
+            .epsilon_for_delta(1e-5)
             .unwrap()
     };
-    let ((coarse_lo, coarse), (fine_lo, fine)) = (bracket_at(1e-3), bracket_at(1e-4));
+    let (default, fine) = (at(Grid::default()), at(Grid::new(1e-4).unwrap()));
     println!(
-        "q=0.01 σ=1 k=1000 δ=1e-5: ε ∈ [{coarse_lo:.4}, {coarse:.4}] (step 1e-3), [{fine_lo:.4}, {fine:.4}] (step 1e-4)"
+        "q=0.01 σ=1 k=1000 δ=1e-5: exact ε ∈ [{lower:.4}, {default:.4}] (optimistic step {h}, \
+         certified default grid; {fine:.4} at step 1e-4); gap {:.2} %",
+        100.0 * (default - lower) / lower
     );
-    assert!(fine <= coarse && fine_lo >= coarse_lo && fine_lo < fine);
+    assert!(lower < default && lower < fine);
+    // The optimistic side is low by up to k·h = 0.1: the gap must be within that.
+    assert!(
+        default - lower < 1000.0 * h,
+        "default grid too far above the optimistic bound"
+    );
 }
 
-/// The issue's two DP-SGD settings at the default grid, with the optimistic bracket
-/// (slow: about a minute; `cargo test --release --test pld -- --ignored`).
+/// The issue's two DP-SGD settings at the default grid, with the optimistic bracket at
+/// a finer step (slow: `cargo test --release --test pld -- --ignored --nocapture`).
 #[test]
 #[ignore]
 fn subsampled_gaussian_dp_sgd_settings_at_the_default_grid() {
-    for (q, sigma, k) in [(0.01, 1.0, 1000u64), (0.001, 0.8, 10_000)] {
+    for (q, sigma, k, h) in [(0.01, 1.0, 1000u64, 2e-5), (0.001, 0.8, 10_000, 1e-5)] {
         let start = std::time::Instant::now();
         let pld = Pld::poisson_subsampled_gaussian(sigma, 1.0, q, Grid::default()).unwrap();
-        let (lower, upper) = pld.self_compose(k).unwrap().epsilon_bracket(1e-5).unwrap();
+        let upper = pld.self_compose(k).unwrap().epsilon_for_delta(1e-5).unwrap();
+        let seconds = start.elapsed().as_secs_f64();
+        let lower = subsampled_gaussian_optimistic(q, 1.0 / sigma, k, h, 1e-5);
         println!(
-            "q={q} σ={sigma} k={k} δ=1e-5: ε ∈ [{lower:.4}, {upper:.4}], gap {:.2} % ({:.1} s)",
+            "q={q} σ={sigma} k={k} δ=1e-5: ε ∈ [{lower:.4}, {upper:.4}] (optimistic step {h}), \
+             gap {:.2} % (PLD {seconds:.2} s)",
             100.0 * (upper - lower) / upper,
-            start.elapsed().as_secs_f64()
         );
         assert!(lower < upper);
     }

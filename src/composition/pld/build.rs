@@ -64,6 +64,41 @@ impl Buckets {
         self.add_at(index_up(loss, self.step), mass);
     }
 
+    /// Adds a bucket of outputs whose losses all lie in `range = (lower, upper)` and in
+    /// `(−∞, jh]` (the grid point j bounds them by construction), with P-mass at most
+    /// `p_hi` and Q-mass at least `q_lo`: **split** between the grid points `j − 1` and
+    /// `j` so that both masses are kept ("connect the dots", Doroshenko et al. 2022).
+    /// The share sent up is `b = ∫ β dP` with `β(l) = (1 − e^(lower − l))/(1 −
+    /// e^(lower − upper)) ∈ [0, 1]`, i.e. `b = (p − q·e^lower)/(1 − e^(lower − upper))`,
+    /// and `a = p − b` goes down. The bucket is a merge (post-processing) of the split
+    /// pair, so the split dominates it at every ε and under composition, while `δ(ε)`
+    /// moves only at second order in h (rounding every loss up moves it at first
+    /// order). An upper bound `up ≥ b` goes up and `p_hi − up` down (from the exact
+    /// split, moving `up − b` up is rounding up), so the total stays `p_hi`. When the
+    /// bound is useless (an overflow, say) everything goes up, which is rounding up.
+    fn add_split(&mut self, j: i64, range: (f64, f64), p_hi: f64, q_lo: f64) {
+        // Any bracket of the bucket's losses may be used: its lower end never above the
+        // grid point j − 1 (that piece then only moves up), its upper end exactly at or
+        // below the grid point j (which bounds the losses by construction).
+        let lower = range.0.min(round::mul_up((j - 1) as f64, self.step));
+        let upper = range.1.min(round::mul_up(j as f64, self.step));
+        let denominator = -round::exp_m1_up(-round::sub_down(upper, lower));
+        let up = round::div_up(
+            round::sub_up(p_hi, round::mul_down(q_lo, round::exp_down(lower))),
+            denominator,
+        );
+        if !(up.is_finite() && denominator > 0.0) {
+            self.add_at(j, p_hi);
+            return;
+        }
+        // From the exact split (a, b), moving the part `up − b ≥ 0` of the lower share
+        // up is rounding up: (p_hi − up, up) is valid and keeps the total at p_hi (no
+        // mass is added for the width of the enclosure, which compounds over k steps).
+        let up = up.clamp(0.0, p_hi);
+        self.add_at(j - 1, round::sub_up(p_hi, up).max(0.0));
+        self.add_at(j, up);
+    }
+
     fn finish(self, grid: Grid) -> Pld {
         Pld::symmetric(self.into_dist(), grid)
     }
@@ -77,7 +112,6 @@ impl Buckets {
             relative: 0.0,
             error: 0.0,
             cumulants: Vec::new(),
-            rounding: self.step,
         };
         dist.trim(0.0);
         dist.compute_cumulants();
@@ -191,24 +225,37 @@ impl Pld {
         }
         // Q(z) = ½erfc(z/√2) ≤ e^(−z²/2)/2: beyond z_t the tail is below `tail`.
         let z_t = (2.0 * (1.0 / grid.tail).ln()).sqrt() + 1.0;
-        let h = step_for(2.0 * z_t * s + 2.0, s, grid);
-        let (lo, hi) = (index_up(mu - z_t * s, h), index_up(mu + z_t * s, h));
+        // The pair P = N(s, 1), Q = N(0, 1) of outputs o, loss L(o) = so − s²/2. Outputs
+        // and s are multiples of a power of two g (s rounded up: a larger s dominates),
+        // so that `o − s` is exact and each mass is bounded both ways by one evaluation.
+        let g = (s + z_t + 2.0).log2().ceil().exp2() * 2f64.powi(-50);
+        let s = (s / g).ceil() * g;
+        let mu = (round::mul_down(s, s) / 2.0, round::mul_up(s, s) / 2.0);
+        // Buckets are split between their grid points (`Buckets::add_split`): the
+        // default step is 2⁻⁷ of the loss's standard deviation s (not 2⁻¹⁰: the split
+        // costs only second-order tightness, and composition coarsens it anyway).
+        let h = step_for(2.0 * z_t * s + 2.0, 8.0 * s, grid);
+        let (lo, hi) = (index_up(mu.1 - z_t * s, h), index_up(mu.1 + z_t * s, h));
+        // Grid point j ↔ o_j ≤ (jh + μ)/s, so L(o_j) ≤ jh; bucket j is (o_(j−1), o_j].
+        let point = |j: i64| {
+            let o = round::div_down(round::add_down(round::mul_down(j as f64, h), mu.0), s);
+            (o / g).floor() * g
+        };
+        let loss_bounds = |o: f64| {
+            let so = (round::mul_down(s, o), round::mul_up(s, o));
+            (round::sub_down(so.0, mu.1), round::sub_up(so.1, mu.0))
+        };
         let mut b = Buckets::new(h, lo, hi);
-        // Standardised ends, widened outward by their rounding.
-        let z_down = |l: f64| round::div_down(round::sub_down(l, mu), s);
-        let z_up = |l: f64| round::div_up(round::sub_up(l, mu), s);
-        for j in lo..=hi {
-            // Bucket j holds L ∈ ((j−1)h, jh]; the lowest also holds everything below.
-            let za = if j == lo {
-                f64::NEG_INFINITY
-            } else {
-                z_down(round::mul_down((j - 1) as f64, h))
-            };
-            let zb = z_up(round::mul_up(j as f64, h));
-            b.add_at(j, normal_mass_up(za, zb));
+        let mut below = point(lo);
+        b.add_at(lo, normal_mass_bounds(f64::NEG_INFINITY, below - s).1);
+        for j in lo + 1..=hi {
+            let above = point(j).max(below);
+            let p = normal_mass_bounds(below - s, above - s);
+            let q = normal_mass_bounds(below, above);
+            b.add_split(j, (loss_bounds(below).0, loss_bounds(above).1), p.1, q.0);
+            below = above;
         }
-        let top = z_down(round::mul_down(hi as f64, h));
-        b.infinity = normal_tail_up(top);
+        b.infinity = normal_mass_bounds(below - s, f64::INFINITY).1;
         Ok(b.finish(grid))
     }
 
@@ -296,49 +343,84 @@ impl Pld {
             });
         }
         let z_t = (2.0 * (1.0 / grid.tail).ln()).sqrt() + 1.0;
+        // Outputs and s are multiples of a power of two `g` small against every bucket
+        // and large enough that `o − s` is exact for |o| ≤ s + z_t + 1: both laws' tails
+        // are then evaluated at exact points, so one evaluation bounds a mass both ways.
+        let g = (s + z_t + 2.0).log2().ceil().exp2() * 2f64.powi(-50);
+        let s = (s / g).ceil() * g; // a larger s dominates
+        let on_grid = |o: f64, up: bool| {
+            if up {
+                (o / g).ceil() * g
+            } else {
+                (o / g).floor() * g
+            }
+        };
         // L(o) = ln(1 − q + q e^(so − s²/2)), increasing in o; its inverse is `o_at`.
         let loss_at = |o: f64| (q * (s * o - s * s / 2.0).exp_m1()).ln_1p();
         let (fwd_lo, fwd_hi) = (loss_at(-z_t), loss_at(s + z_t));
         let (bwd_lo, bwd_hi) = (-loss_at(z_t), -(-q).ln_1p());
         let width = (fwd_hi - fwd_lo).max(bwd_hi - bwd_lo);
-        let h = step_for(width + 4.0, (q * s.exp_m1()).ln_1p(), grid);
-
-        // Forward: o ~ (1 − q)N(0,1) + qN(s,1), L = loss_at(o); bucket j is
-        // o ∈ (o_at((j−1)h), o_at(jh)], the lowest reaching −∞.
-        let mixture = |za: f64, zb: f64| {
-            let first = round::mul_up(1.0 - q, normal_mass_up(za, zb));
-            let second = round::mul_up(q, normal_mass_up(za - s, zb - s));
-            round::add_up(first, second) * (1.0 + 4.0 * U)
+        // Buckets are split between their two grid points (`Buckets::add_split`), which
+        // costs tightness only at second order in h over the loss's spread: the
+        // relative default grid takes 1/16 of (an estimate of) its standard deviation,
+        // q·√(e^(s²) − 1), instead of 2⁻¹⁰ of the far wider support.
+        let spread = q * (s * s).exp_m1().sqrt();
+        let scale = (64.0 * spread).min(width);
+        let h = step_for(width + 4.0, scale, grid);
+        // Q-mass (N(0,1)) and P-mass ((1 − q)N(0,1) + qN(s,1)) of o ∈ (a, b], enclosed.
+        let masses = |a: f64, b: f64| {
+            let null = normal_mass_bounds(a, b);
+            let shifted = normal_mass_bounds(a - s, b - s);
+            let (keep_down, keep_up) = (round::sub_down(1.0, q), round::sub_up(1.0, q));
+            let mixture = (
+                round::add_down(round::mul_down(keep_down, null.0), round::mul_down(q, shifted.0)),
+                round::add_up(round::mul_up(keep_up, null.1), round::mul_up(q, shifted.1)),
+            );
+            (null, mixture)
         };
-        let (lo, hi) = (index_up(fwd_lo, h) - 1, index_up(fwd_hi, h) + 1);
-        let mut forward = Buckets::new(h, lo, hi);
-        for j in lo..=hi {
-            let oa = if j == lo {
-                f64::NEG_INFINITY
+        // Enclosure of L(o) (its derivative in `so − s²/2` is at most 1).
+        let loss_bounds = |o: f64| {
+            let l = loss_at(o);
+            let x = if o == f64::NEG_INFINITY {
+                0.0
             } else {
-                subsampled_inverse(round::mul_down((j - 1) as f64, h), q, s).0
+                (s * o).abs()
             };
-            let ob = subsampled_inverse(round::mul_up(j as f64, h), q, s).1;
-            forward.add_at(j, mixture(oa, ob));
-        }
-        let top = subsampled_inverse(round::mul_down(hi as f64, h), q, s).0;
-        forward.infinity = mixture(top, f64::INFINITY) + f64::MIN_POSITIVE;
+            let slack = 1e-15 * (x + s * s + l.abs() + 1.0);
+            (l - slack, l + slack)
+        };
 
-        // Backward: o ~ N(0,1), L = −loss_at(o), decreasing in o; bucket j is
-        // o ∈ [o_at(−jh), o_at(−(j−1)h)), the lowest reaching +∞.
-        let (lo, hi) = (index_up(bwd_lo, h) - 1, index_up(bwd_hi, h) + 1);
-        let mut backward = Buckets::new(h, lo, hi);
-        for j in lo..=hi {
-            let oa = subsampled_inverse(-round::mul_up(j as f64, h), q, s).0;
-            let ob = if j == lo {
-                f64::INFINITY
-            } else {
-                subsampled_inverse(-round::mul_down((j - 1) as f64, h), q, s).1
-            };
-            backward.add_at(j, normal_mass_up(oa, ob));
+        // Forward: o ~ P, L = L(o). Grid point j ↔ o_j ≤ o_at(jh) (so L(o_j) ≤ jh);
+        // bucket j is o ∈ (o_(j−1), o_j], the lowest reaching −∞.
+        let (lo, hi) = (index_up(fwd_lo, h) - 1, index_up(fwd_hi, h) + 1);
+        let point = |j: i64| on_grid(subsampled_inverse(round::mul_down(j as f64, h), q, s).0, false);
+        let mut forward = Buckets::new(h, lo, hi);
+        let mut below = point(lo);
+        forward.add_at(lo, masses(f64::NEG_INFINITY, below).1.1);
+        for j in lo + 1..=hi {
+            let above = point(j).max(below);
+            let (null, mixture) = masses(below, above);
+            let range = (loss_bounds(below).0, loss_bounds(above).1);
+            forward.add_split(j, range, mixture.1, null.0);
+            below = above;
         }
-        let top = subsampled_inverse(-round::mul_down(hi as f64, h), q, s).1;
-        backward.infinity = normal_mass_up(f64::NEG_INFINITY, top);
+        forward.infinity = masses(below, f64::INFINITY).1.1 + f64::MIN_POSITIVE;
+
+        // Backward: o ~ Q, L = −L(o), decreasing in o. Grid point j ↔ o′_j ≥ o_at(−jh)
+        // (so −L(o′_j) ≤ jh); bucket j is o ∈ (o′_j, o′_(j−1)], the lowest reaching +∞.
+        let (lo, hi) = (index_up(bwd_lo, h) - 1, index_up(bwd_hi, h) + 1);
+        let point = |j: i64| on_grid(subsampled_inverse(-round::mul_down(j as f64, h), q, s).1, true);
+        let mut backward = Buckets::new(h, lo, hi);
+        let mut above = point(lo);
+        backward.add_at(lo, masses(above, f64::INFINITY).0.1);
+        for j in lo + 1..=hi {
+            let below = point(j).min(above);
+            let (null, mixture) = masses(below, above);
+            let range = (-loss_bounds(above).1, -loss_bounds(below).0);
+            backward.add_split(j, range, null.1, mixture.0);
+            above = below;
+        }
+        backward.infinity = masses(f64::NEG_INFINITY, above).0.1 + f64::MIN_POSITIVE;
 
         Ok(Pld {
             tail: grid.tail,
@@ -701,21 +783,25 @@ fn normal_tail_up(z: f64) -> f64 {
     normal_tail(z) * (1.0 + ERFC_ERROR) + f64::MIN_POSITIVE
 }
 
-/// An upper bound on `P(za < Z ≤ zb)` for a standard normal `Z` (`za ≤ zb`, either
-/// may be infinite), computed on the side where it does not cancel.
-fn normal_mass_up(za: f64, zb: f64) -> f64 {
+/// Lower and upper bounds on `P(za < Z ≤ zb)` for a standard normal `Z` (`za`, `zb`
+/// exact; either may be infinite), from one evaluation of each tail.
+fn normal_mass_bounds(za: f64, zb: f64) -> (f64, f64) {
+    if za.partial_cmp(&zb) != Some(core::cmp::Ordering::Less) {
+        return (0.0, 0.0);
+    }
     let slack = ERFC_ERROR + 4.0 * U;
-    let mass = if za >= 0.0 {
+    let (mass, err) = if za >= 0.0 {
         let (qa, qb) = (normal_tail(za), normal_tail(zb));
-        (qa - qb) + slack * (qa + qb)
+        (qa - qb, slack * (qa + qb))
     } else if zb <= 0.0 {
         let (qa, qb) = (normal_tail(-zb), normal_tail(-za));
-        (qa - qb) + slack * (qa + qb)
+        (qa - qb, slack * (qa + qb))
     } else {
         let (qa, qb) = (normal_tail(-za), normal_tail(zb));
-        (1.0 - qa - qb) + slack * (qa + qb + 1.0)
+        (1.0 - qa - qb, slack * (qa + qb + 1.0))
     };
-    (mass.max(0.0) + f64::MIN_POSITIVE).min(1.0 + slack)
+    let tiny = f64::MIN_POSITIVE;
+    ((mass - err - tiny).max(0.0), (mass + err + tiny).min(1.0 + slack))
 }
 
 /// The output `o` at which the subsampled Gaussian's forward loss

@@ -30,9 +30,6 @@ pub(super) struct Dist {
     /// (rounded-up) distribution at each `λ` of [`LAMBDAS`]: Chernoff bounds on its
     /// tails, independent of the floating-point error of the masses.
     pub cumulants: Vec<f64>,
-    /// An upper bound on how far the grid has moved any loss up (the sum of the steps
-    /// of every rounding): the true losses are at least the grid's minus this.
-    pub rounding: f64,
 }
 
 /// The exponents `λ = ±2^i`, `i = −6..=8`, at which cumulants are tracked.
@@ -57,6 +54,22 @@ impl Dist {
     /// two).
     fn loss(&self, i: usize) -> f64 {
         round::mul_up((self.offset + i as i64) as f64, self.step)
+    }
+
+    /// The standard deviation of the finite losses (an estimate, for choosing steps).
+    pub fn spread(&self) -> f64 {
+        let (mut m0, mut m1, mut m2) = (0.0f64, 0.0f64, 0.0f64);
+        for (i, &m) in self.mass.iter().enumerate() {
+            let x = i as f64;
+            m0 += m;
+            m1 += m * x;
+            m2 += m * x * x;
+        }
+        if m0 <= 0.0 {
+            return 0.0;
+        }
+        let mean = m1 / m0;
+        (m2 / m0 - mean * mean).max(0.0).sqrt() * self.step
     }
 
     /// Upper bounds on the cumulants of `mass` itself (for builders: exact masses as
@@ -179,30 +192,49 @@ impl Dist {
         self.offset += lo as i64;
     }
 
-    /// Doubles the step: index `m` goes to `⌈m/2⌉` (rounding the loss up again).
+    /// Doubles the step by **splitting** ("connect the dots", Doroshenko et al. 2022):
+    /// an even index `2j` moves to `j` unchanged; the mass `p` of an odd index `2j + 1`
+    /// (loss `l`) goes to its two neighbours `l ∓ h`, `p·e^(−h)/(1 + e^(−h))` below and
+    /// `p/(1 + e^(−h))` above, which keeps both its P-mass `p` and its Q-mass `p·e^(−l)`.
+    /// The old pair is a post-processing (a merge) of the new one, so the new one
+    /// dominates it for every ε and under any composition; unlike rounding every loss up,
+    /// the change of `δ(ε)` is of second order in `h` (it is exactly zero for the terms
+    /// with both neighbours above ε, where the weight `1 − e^(ε − l)` is linear in
+    /// `e^(−l)`). Coarsening therefore costs almost no tightness.
     pub fn coarsen(&mut self) {
-        let first = self.offset.div_euclid(2) + i64::from(self.offset.rem_euclid(2) != 0);
+        let h = self.step();
+        let first = self.offset.div_euclid(2);
         let last_index = self.offset + self.mass.len() as i64 - 1;
         let last = last_index.div_euclid(2) + i64::from(last_index.rem_euclid(2) != 0);
         let mut merged = vec![0.0; (last - first + 1).max(0) as usize];
+        // Shares rounded up (each within one rounding of the exact value).
+        let denominator = round::add_down(1.0, round::exp_down(-h));
+        let below = round::div_up(round::exp_up(-h), denominator);
+        let above = round::div_up(1.0, denominator);
         for (i, &m) in self.mass.iter().enumerate() {
             let index = self.offset + i as i64;
-            let target = index.div_euclid(2) + i64::from(index.rem_euclid(2) != 0);
-            merged[(target - first) as usize] += m;
+            let slot = (index.div_euclid(2) - first) as usize;
+            if index.rem_euclid(2) == 0 {
+                merged[slot] += m;
+            } else {
+                merged[slot] += m * below;
+                merged[slot + 1] += m * above;
+            }
         }
-        // Merging pairs scales an ℓ2 error by at most √2; each sum rounds once.
-        self.relative = (1.0 + self.relative) * (1.0 + 2.0 * U) - 1.0 + U;
+        // Each new entry: at most three products and two sums. The exact split S maps
+        // an error vector with ‖S‖₂ ≤ √(‖S‖₁‖S‖∞) ≤ √(1·2).
+        self.relative = (1.0 + self.relative) * (1.0 + gamma(6)) - 1.0;
         self.error = self.error * core::f64::consts::SQRT_2 * (1.0 + 1e-9);
-        // Losses grow by at most the old step: cumulants at λ > 0 grow by ≤ λh.
-        let h = self.step();
+        // Each piece moves by at most h: `e^(λl)` grows by at most `e^(|λ|h)`. (For
+        // −1 < λ < 0 it is concave in `e^(−l)`, so a split, a mean-preserving spread
+        // of `e^(−L)`, cannot raise its expectation.)
         for (k, lambda) in self.cumulants.iter_mut().zip(lambdas()) {
-            if lambda > 0.0 {
-                *k += lambda * h * (1.0 + 4.0 * U) + 1e-12 * (1.0 + k.abs());
+            if !(-1.0 < lambda && lambda < 0.0) {
+                *k += lambda.abs() * h * (1.0 + 4.0 * U) + 1e-12 * (1.0 + k.abs());
             }
         }
         self.mass = merged;
         self.offset = first;
-        self.rounding += self.step;
         self.step *= 2.0;
     }
 
@@ -228,7 +260,6 @@ impl Dist {
         }
         self.mass = merged;
         self.offset = first;
-        self.rounding += step;
         self.step = step;
     }
 
@@ -288,7 +319,6 @@ impl Dist {
             infinity: ((a.infinity + b.infinity) * (1.0 + 2.0 * U)).min(1.0),
             relative,
             error,
-            rounding: a.rounding + b.rounding,
             cumulants: a
                 .cumulants
                 .iter()
@@ -302,40 +332,47 @@ impl Dist {
         c
     }
 
-    /// An optimistic estimate of `δ(ε)`: the masses shifted down by `rounding` (every
-    /// true loss is at least its grid loss minus `rounding`), without the charges for
-    /// tails and floating-point error. A lower bound on the true `δ(ε)` up to those
-    /// charges.
-    pub fn delta_optimistic(&self, epsilon: f64) -> f64 {
-        let mut sum = 0.0;
-        for (i, &m) in self.mass.iter().enumerate().rev() {
-            let l = self.loss(i) - self.rounding;
-            if l <= epsilon {
-                break;
-            }
-            sum += m * -(epsilon - l).exp_m1();
-        }
-        sum
-    }
-
     /// An upper bound on `δ(ε) = x_∞ + Σ_{l_i > ε} x_i (1 − e^(ε − l_i))`, the hockey-stick
     /// divergence of the pair this direction describes.
+    ///
+    /// The points above ε are summed from ε upwards; the sum may stop at any point, the
+    /// rest being bounded by the Chernoff bound of the cumulants (which hold whatever
+    /// the floating-point error of the masses). Stopping early charges the absolute
+    /// error `error·√count` over fewer points, which matters when δ is small; the
+    /// smallest of the candidates (cut after 1, 2, 4, … points, or none) is returned.
     pub fn delta(&self, epsilon: f64) -> f64 {
-        let mut sum = 0.0f64;
-        let mut count = 0usize;
-        for (i, &m) in self.mass.iter().enumerate().rev() {
-            let l = self.loss(i);
-            if l <= epsilon {
-                break;
+        let n = self.mass.len();
+        // The first point above ε (losses increase with the index).
+        let (mut a, mut b) = (0usize, n);
+        while a < b {
+            let mid = (a + b) / 2;
+            if self.loss(mid) > epsilon {
+                b = mid;
+            } else {
+                a = mid + 1;
             }
-            count += 1;
-            sum += m * -(epsilon - l).exp_m1();
         }
-        // Each term: ε − l, expm1 (faithful) and the product each within a few u; the
-        // sum of `count` non-negative terms within γ_count.
-        let sum = sum * (1.0 + gamma(count + 16) * 1.01) * (1.0 + self.relative);
-        let error = (count as f64).sqrt() * (1.0 + 4.0 * U) * self.error;
-        (((sum + error) * (1.0 + 2.0 * U) + self.infinity) * (1.0 + 2.0 * U)).min(1.0)
+        let mut best = if a == n { 0.0 } else { f64::INFINITY };
+        let (mut sum, mut count, mut check) = (0.0f64, 0usize, 1usize);
+        for i in a..n {
+            let l = self.loss(i);
+            sum += self.mass[i] * -(epsilon - l).exp_m1();
+            count += 1;
+            if count == check || i + 1 == n {
+                check *= 2;
+                // Each term: ε − l, expm1 (faithful) and the product each within a few
+                // u; the sum of `count` non-negative terms within γ_count.
+                let summed = sum * (1.0 + gamma(count + 16) * 1.01) * (1.0 + self.relative);
+                let error = (count as f64).sqrt() * (1.0 + 4.0 * U) * self.error;
+                let rest = if i + 1 < n {
+                    self.tail_bound(self.loss(i + 1), true)
+                } else {
+                    0.0
+                };
+                best = best.min(((summed + error) * (1.0 + 2.0 * U) + rest) * (1.0 + 2.0 * U));
+            }
+        }
+        ((best + self.infinity) * (1.0 + 2.0 * U)).min(1.0)
     }
 
     /// The smallest ε (up to rounding, never smaller than certified) with
@@ -377,6 +414,24 @@ impl Dist {
         while self.delta(hi) > target {
             lo = hi;
             hi += h;
+        }
+        // The certified bound may cut the error charge short (see `delta`) and accept
+        // less than the estimate above: look below `lo` too.
+        if lo > 0.0 && self.delta(lo) <= target {
+            let mut down = h;
+            hi = lo;
+            loop {
+                let next = (hi - down).max(0.0);
+                if self.delta(next) > target {
+                    lo = next;
+                    break;
+                }
+                hi = next;
+                if next == 0.0 {
+                    return Some(0.0);
+                }
+                down *= 2.0;
+            }
         }
         if guess.is_finite() && guess > lo && guess < hi {
             let mut eps = guess;
