@@ -716,3 +716,70 @@ fn subsampled_laplace_matches_its_closed_form() {
     let plain = Pld::laplace(1.0, g).unwrap().epsilon_for_delta(1e-6).unwrap();
     assert!((whole - plain).abs() <= 2.0 / 1024.0, "{whole} vs {plain}");
 }
+
+#[test]
+fn sampled_without_replacement_gaussian_matches_the_amplified_profile() {
+    // One step: the profile γ·δ_M(ε) at e^ε′ = 1 + γ(e^ε − 1) (Balle et al. 2018), both
+    // directions alike; the PLD's ε(δ) must be at least its exact value and within 1 %.
+    for (sigma, sens, gamma) in [(2.0, 2.0, 0.01), (1.0, 1.0, 0.1), (0.5, 1.0, 0.3)] {
+        let one = Pld::sampled_without_replacement_gaussian(sigma, sens, gamma, Grid::default()).unwrap();
+        for delta in [1e-3, 1e-5] {
+            let base = smallest(|e| analytic_gaussian_delta(sens, sigma, e) <= delta / gamma);
+            let exact = (gamma * base.exp_m1()).ln_1p();
+            let eps = one.epsilon_for_delta(delta).unwrap();
+            println!(
+                "WOR σ={sigma} Δ={sens} γ={gamma} δ={delta:e}: PLD {eps:.6}, exact {exact:.6}, ratio {:.6}",
+                eps / exact
+            );
+            assert!(eps >= exact * (1.0 - 1e-9), "below the exact value");
+            assert!(eps <= exact * 1.01, "loose");
+        }
+        // Composition: monotone in k and never above basic composition of the steps.
+        let mut previous = 0.0;
+        for k in [1u64, 10, 100] {
+            let eps = one.self_compose(k).unwrap().epsilon_for_delta(1e-5).unwrap();
+            let basic = k as f64 * one.epsilon_for_delta(1e-5 / k as f64).unwrap();
+            println!("  k={k}: ε(1e-5) = {eps:.5} (basic composition {basic:.5})");
+            assert!(eps >= previous && eps <= basic);
+            previous = eps;
+        }
+    }
+}
+
+#[test]
+fn sampled_without_replacement_worst_cases_match_their_closed_forms() {
+    use dpmech::PrivacyLoss;
+    for (eps, gamma) in [(1.0f64, 0.01f64), (2.0, 0.3), (0.5, 0.05)] {
+        let pld = Pld::sampled_without_replacement(PrivacyLoss::pure(eps).unwrap(), gamma, Grid::default())
+            .unwrap();
+        for delta in [1e-3, 1e-5] {
+            // Exact: the randomized-response pair has δ_M(x) = (e^ε − e^x)/(1 + e^ε), and
+            // the subsample γ·δ_M(x) at e^ε′ = 1 + γ(e^x − 1).
+            let inner = eps.exp() - (1.0 + eps.exp()) * delta / gamma;
+            let exact = if inner <= 1.0 {
+                0.0
+            } else {
+                (gamma * inner.ln().exp_m1()).ln_1p()
+            };
+            let got = pld.epsilon_for_delta(delta).unwrap();
+            println!("WOR pure ε={eps} γ={gamma} δ={delta:e}: PLD {got:.6}, exact {exact:.6}");
+            assert!(got >= exact * (1.0 - 1e-9));
+            assert!(got <= exact * 1.01 + 1e-9);
+        }
+        // The (ε, δ) worst case reproduces the amplification bound (ln(1 + γ(e^ε − 1)), γδ).
+        let approx = Pld::sampled_without_replacement(
+            PrivacyLoss::approximate(eps, 1e-6).unwrap(),
+            gamma,
+            Grid::default(),
+        )
+        .unwrap();
+        let bound = (gamma * eps.exp_m1()).ln_1p();
+        let got = approx.epsilon_for_delta(gamma * 1e-6 * (1.0 + 1e-6)).unwrap();
+        assert!(
+            got <= bound * (1.0 + 1e-3) && got >= bound * (1.0 - 1e-9),
+            "{got} vs {bound}"
+        );
+    }
+    assert!(Pld::sampled_without_replacement(PrivacyLoss::zcdp(0.5).unwrap(), 0.1, Grid::default()).is_err());
+    assert!(Pld::sampled_without_replacement(PrivacyLoss::pure(1.0).unwrap(), 0.0, Grid::default()).is_err());
+}

@@ -211,7 +211,9 @@ impl Accountant {
 
     /// An accountant for a plan declared up front: at most `plan.steps` charges, each a
     /// pure ε ≤ `plan.per_step_epsilon` (counted as ε₀). Its [`Accountant::budget`] is
-    /// [`Plan::total`].
+    /// [`Plan::total`]. For a plan of *heterogeneous* mechanisms composed by their
+    /// privacy loss distributions (far tighter), use
+    /// [`PldAccountant`](crate::composition::pld::PldAccountant).
     ///
     /// ```
     /// use dpmech::{Accountant, PrivacyLoss};
