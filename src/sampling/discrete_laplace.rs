@@ -197,11 +197,17 @@ impl DiscreteLaplace {
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
         loop {
             let (negative, magnitude) = self.trial(bits);
-            if negative && magnitude == 0 {
+            // No branch on the sign: with short-circuit `&&` and `if negative`, the
+            // accepted zero (always positive) and large outputs (either sign) took
+            // different branch patterns, a timing difference that followed the output.
+            let reject = negative & (magnitude == 0);
+            if reject {
                 continue;
             }
             let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
-            return if negative { -magnitude } else { magnitude };
+            // Two's complement negation when `negative`, branch-free: (m ⊕ −1) + 1 = −m.
+            let mask = -i128::from(negative);
+            return (magnitude ^ mask) - mask;
         }
     }
 
