@@ -18,7 +18,6 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::*;
 use dpmech::Accountant;
-use dpmech::statistics::Bounds;
 use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession};
 
 const ROWS: u64 = 10_000_000;
@@ -111,13 +110,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     session.register_private("visits", provider, "user_id", bounds)?;
 
+    // The release as SQL text: the 30 days are public keys (every one is released).
     let days: Vec<String> = (1..=30).map(|d| d.to_string()).collect();
-    let per_day = GroupedQuery::new("visits", "day")
-        .public_keys(days.clone())
-        .count(0.5)
-        .mean("duration", Bounds::new(0.0, 3600.0)?, 0.5);
+    let per_day = format!(
+        "SELECT day, dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits \
+         WHERE day IN ({}) GROUP BY day",
+        days.join(", ")
+    );
+    println!("\n{per_day}");
     let start = Instant::now();
-    let release = session.release(&per_day).await?;
+    let release = session.sql(&per_day).await?;
     let dp_seconds = start.elapsed().as_secs_f64();
     println!(
         "\nVisits per day, each user bounded to {} days × {} visits ({}), public days:",
@@ -141,6 +143,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         release.rows.len()
     );
 
+    // The same through the builder API; keys found in the data, (ε, δ) partition selection.
     let pages = GroupedQuery::new("visits", "page")
         .private_keys(0.5, 1e-6)
         .count(0.5);

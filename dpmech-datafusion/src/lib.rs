@@ -27,10 +27,15 @@
 //!    HMAC-SHA256(release key, cell key): recomputing gives the same noise, two releases
 //!    share none.
 //!
-//! **Not yet:** DP aggregate functions callable from SQL text (releases are built with
-//! [`GroupedQuery`]), plan codecs for distributed runners (Ballista), ρ-zCDP/Gaussian
-//! aggregates, and a bounding plan fast enough for the 3× overhead target (≈ 20–37×
-//! today on 10⁷ rows, dominated by the two window sorts).
+//! Releases are built with [`GroupedQuery`] or written as SQL text
+//! ([`PrivateSession::sql`], module [`sql`]): `SELECT day, dp_count(0.5),
+//! dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`.
+//!
+//! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
+//! grouped SELECT, translated into the bounded plan), plan codecs for distributed
+//! runners (Ballista), ρ-zCDP/Gaussian aggregates, and a bounding plan fast enough for
+//! the 3× overhead target (≈ 20–37× today on 10⁷ rows, dominated by the two window
+//! sorts).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
@@ -61,6 +66,7 @@
 
 mod key;
 mod session;
+pub mod sql;
 mod udf;
 
 pub use key::ReleaseKey;

@@ -277,6 +277,14 @@ impl PrivateSession {
         self.release_with_key(query, ReleaseKey::from_os()?).await
     }
 
+    /// Reads a release from SQL text ([`GroupedQuery::from_sql`], e.g.
+    /// `SELECT day, dp_count(0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`)
+    /// and releases it as [`release`](Self::release) does. A query outside the accepted
+    /// form is refused before anything is charged or read.
+    pub async fn sql(&self, text: &str) -> Result<Release, DpError> {
+        self.release(&GroupedQuery::from_sql(text)?).await
+    }
+
     /// [`release`](Self::release) with a given key: recomputing with the same key gives
     /// the same answer (retries); every new release must use a new key, and is
     /// charged again.

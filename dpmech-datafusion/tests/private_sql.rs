@@ -268,3 +268,58 @@ fn unparsable_text_values_are_records_not_errors() {
     assert_eq!(r.rows.len(), 1);
     assert!(r.rows[0].values[0].value.is_finite());
 }
+
+#[test]
+fn sql_text_is_the_same_release_as_the_builder() {
+    let text = "SELECT day, dp_count(0.5), dp_sum(duration, 0, 1000, 0.25) AS total, \
+                dp_mean(visits.duration, 0, 1000, 0.25) \
+                FROM visits WHERE day IN ('d0', 'd1', 'd2', 'd3', 'd4', 'd9') GROUP BY day";
+    let parsed = GroupedQuery::from_sql(text).unwrap();
+    assert_eq!(parsed, query());
+    let rows = visits();
+    let s = session(table(&rows), 4, 100.0);
+    assert_eq!(release(&s, &parsed, [7; 32]), release(&s, &query(), [7; 32]));
+    // Private keys through HAVING.
+    let private = GroupedQuery::from_sql(
+        "SELECT day, dp_count(1) FROM visits GROUP BY day HAVING dp_partition_selection(0.5, 1e-6)",
+    )
+    .unwrap();
+    assert_eq!(
+        private,
+        GroupedQuery::new("visits", "day")
+            .private_keys(0.5, 1e-6)
+            .count(1.0)
+    );
+    // The session's own SQL entry point charges and releases (a fresh key).
+    let released = runtime().block_on(s.sql(text)).unwrap();
+    assert_eq!(released.rows.len(), 6);
+}
+
+#[test]
+fn sql_outside_the_private_form_is_refused_before_any_charge() {
+    let rows = visits();
+    let s = session(table(&rows), 2, 1.0);
+    for bad in [
+        "SELECT day, count(*) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits WHERE duration > 3 GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits a JOIN visits b ON a.day = b.day WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day ORDER BY day",
+        "SELECT day, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day LIMIT 1",
+        "SELECT day, user_id, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(-1) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_sum(duration, 10, 0, 0.5) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_mean(duration, 0, 10) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits GROUP BY day HAVING dp_partition_selection(0.5, 2)",
+        "SELECT * FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day; SELECT 1",
+        "not sql at all",
+    ] {
+        let refused = runtime().block_on(s.sql(bad));
+        assert!(
+            matches!(refused, Err(DpError::Invalid(_)) | Err(DpError::Privacy(_))),
+            "{bad}: {refused:?}"
+        );
+        assert_eq!(s.accountant().charges(), 0, "{bad} charged the budget");
+    }
+}
