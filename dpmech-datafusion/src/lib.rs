@@ -9,12 +9,14 @@
 //! 1. **Budget first.** The query's total loss (Σ ε of its aggregates, plus the
 //!    selection's (ε, δ)) is charged to a [`dpmech::Accountant`] before anything is
 //!    planned or scanned; a refused charge runs nothing.
-//! 2. **Contribution bounding in the plan.** A `ROW_NUMBER` window keeps at most
-//!    `max_rows_per_group` rows per unit and group; the rows of each (unit, group) pair
-//!    are then aggregated exactly, and a second `ROW_NUMBER` window keeps at most
-//!    `max_groups` pairs per unit. Both choices follow a uniformly random order keyed
-//!    by the release (SipHash-2-4 under a key derived from the [`ReleaseKey`]), so they
-//!    depend on nothing but the unit's own rows and the key.
+//! 2. **Contribution bounding in the plan.** The rows of each (unit, group) pair are
+//!    aggregated exactly; the pair then counts as at most `max_rows_per_group` rows of
+//!    its own mean (count `min(c, m)`, sum `⌊sum·min(c, m)/c⌋` in grid units: a
+//!    deterministic rule, so sums and counts stay consistent and no rows need sorting),
+//!    and a `ROW_NUMBER` window keeps at most `max_groups` pairs per unit, in a
+//!    uniformly random order keyed by the release (SipHash-2-4 under a key derived from
+//!    the [`ReleaseKey`]), so the choice depends on nothing but the unit's own groups
+//!    and the key.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint — so does text that does not parse;
 //!    ±∞ and out-of-range values clamped)
@@ -34,8 +36,8 @@
 //! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
 //! grouped SELECT, translated into the bounded plan), plan codecs for distributed
 //! runners (Ballista), ρ-zCDP/Gaussian aggregates, and a bounding plan fast enough for
-//! the 3× overhead target (≈ 20–37× today on 10⁷ rows, dominated by the two window
-//! sorts).
+//! the 3× overhead target (≈ 6× today on 10⁷ rows, dominated by the window over
+//! the (unit, group) pairs).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {

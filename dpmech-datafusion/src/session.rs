@@ -15,13 +15,14 @@ use dpmech::{Accountant, Geometric, PrivacyLoss};
 
 use crate::DpError;
 use crate::key::ReleaseKey;
-use crate::udf::{GridUnits, KeyedRank};
+use crate::udf::{GridUnits, KeyedRank, PairShare};
 
 /// How much one privacy unit (one person) may contribute, enforced by the plan before
-/// any aggregation: at most `max_groups` groups (L0) per unit and at most
-/// `max_rows_per_group` rows per unit in each group (L∞). Which groups and rows are
-/// kept is a uniformly random choice keyed by the release (see [`ReleaseKey`]), so it
-/// does not depend on the data beyond the unit's own rows.
+/// any aggregation across units: at most `max_groups` groups (L0) per unit — which ones
+/// is a uniformly random choice keyed by the release (see [`ReleaseKey`]), so it does
+/// not depend on the data beyond the unit's own groups — and at most
+/// `max_rows_per_group` rows (L∞) per unit in each group: a pair of `c` rows counts as
+/// `min(c, m)` rows of its own mean, a deterministic rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContributionBounds {
     /// L0: the most groups one unit may touch.
@@ -314,20 +315,20 @@ impl PrivateSession {
         key: &ReleaseKey,
     ) -> Result<HashMap<Option<String>, Vec<i64>>, DpError> {
         let id = self.releases.fetch_add(1, Ordering::Relaxed);
-        let rank_rows = format!("__dpmech_rank_rows_{id}");
         let rank_groups = format!("__dpmech_rank_groups_{id}");
-        self.ctx.register_udf(ScalarUDF::new_from_impl(KeyedRank::new(
-            rank_rows.clone(),
-            "rows",
-            key,
-        )));
+        let share = format!("__dpmech_share_{id}");
         self.ctx.register_udf(ScalarUDF::new_from_impl(KeyedRank::new(
             rank_groups.clone(),
             "groups",
             key,
         )));
+        self.ctx.register_udf(ScalarUDF::new_from_impl(PairShare::new(
+            share.clone(),
+            table.bounds.max_rows_per_group,
+        )));
+        let m = table.bounds.max_rows_per_group;
         let mut value_columns = Vec::new();
-        let mut sums = Vec::new();
+        let mut pair_sums = String::new();
         let mut sum_columns = Vec::new();
         for (j, agg) in query.aggregates.iter().enumerate() {
             if let Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } = agg {
@@ -340,7 +341,13 @@ impl PrivateSession {
                 // TRY_CAST: a text value that does not parse becomes NULL (then the NaN rule),
                 // never a data-dependent error.
                 value_columns.push(format!("TRY_CAST({} AS DOUBLE) AS __v{j}", ident(column)));
-                sums.push(format!("SUM({f}(__v{j})) AS __s{j}"));
+                // A pair's exact sum (DECIMAL(38, 0): no overflow), then its share.
+                let exact = format!("SUM(CAST({f}(__v{j}) AS DECIMAL(38, 0)))");
+                pair_sums.push_str(&if query.unbounded {
+                    format!(", {exact} AS __s{j}")
+                } else {
+                    format!(", {share}({exact}, COUNT(*)) AS __s{j}")
+                });
                 sum_columns.push(format!("__s{j}"));
             }
         }
@@ -358,31 +365,16 @@ impl PrivateSession {
             ),
             Keys::Private { .. } => String::new(),
         };
-        let value_refs: Vec<String> = (0..query.aggregates.len())
-            .filter(|j| plan.grid_exp.contains_key(j))
-            .map(|j| format!("__v{j}"))
-            .collect();
-        let row_order = std::iter::once(format!(
-            "{rank_rows}(__u, __g{})",
-            value_refs.iter().map(|v| format!(", {v}")).collect::<String>()
-        ))
-        .chain(value_refs.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(", ");
-        // 1. L∞: at most m rows per (unit, group), the m first in the keyed order.
-        // 2. Aggregate each (unit, group) pair exactly (rows → one pair per unit and group).
-        // 3. L0: at most L0 pairs per unit, the first in the keyed order.
-        // 4. Per group: Σ rows, number of pairs (= distinct units), Σ grid units.
-        let rows_kept = if query.unbounded {
-            "SELECT * FROM base".to_string()
+        // 1. Aggregate each (unit, group) pair exactly; L∞: it counts as at most m rows
+        //    (`LEAST(COUNT(*), m)`) of its own mean (`PairShare`) — a deterministic rule,
+        //    so no choice of rows (and no sort of the rows) is needed.
+        // 2. L0: at most L0 pairs per unit, the first in the keyed order.
+        // 3. Per group: Σ rows, number of pairs (= distinct units), Σ grid units.
+        let pair_count = if query.unbounded {
+            "COUNT(*)".to_string()
         } else {
-            format!(
-                "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u, __g ORDER BY {row_order}) AS __rn \
-                 FROM base) WHERE __rn <= {m}",
-                m = table.bounds.max_rows_per_group,
-            )
+            format!("LEAST(COUNT(*), {m})")
         };
-        let pair_sums: String = sums.iter().map(|s| format!(", {s}")).collect();
         let pairs_kept = if query.unbounded {
             "SELECT * FROM pairs".to_string()
         } else {
@@ -392,24 +384,23 @@ impl PrivateSession {
                 l0 = table.bounds.max_groups,
             )
         };
-        // Per-group sums in DECIMAL(38, 0) (i128): records are at most ~2²¹ units and
-        // pairs at most m records, so no table of fewer than 2¹⁰⁰ rows can overflow it
-        // (an Int64 SUM would wrap silently past 2⁶³ after ~2⁴² rows).
+        // Per-group sums in DECIMAL(38, 0) (i128): each pair's share is at most m records
+        // of ~2²¹ units, so no table of fewer than 2¹⁰⁰ rows can overflow it (an Int64 SUM
+        // would wrap silently past 2⁶³ after ~2⁴² rows).
         let group_sums: String = sum_columns
             .iter()
             .map(|c| format!(", SUM(CAST({c} AS DECIMAL(38, 0))) AS {c}"))
             .collect();
         let sql = format!(
             "WITH base AS (SELECT {} FROM {}{filter}), \
-             rows_kept AS ({rows_kept}), \
-             pairs AS (SELECT __u, __g, COUNT(*) AS __c{pair_sums} FROM rows_kept GROUP BY __u, __g), \
+             pairs AS (SELECT __u, __g, {pair_count} AS __c{pair_sums} FROM base GROUP BY __u, __g), \
              pairs_kept AS ({pairs_kept}) \
              SELECT __g, SUM(__c) AS __count, COUNT(*) AS __units{group_sums} FROM pairs_kept GROUP BY __g",
             select.join(", "),
             ident(&table.raw_name),
         );
         let batches = self.ctx.sql(&sql).await?.collect().await;
-        for name in [&rank_rows, &rank_groups] {
+        for name in [&rank_groups, &share] {
             self.ctx.deregister_udf(name);
         }
         for j in plan.grid_exp.keys() {

@@ -4,7 +4,9 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, StringArray, UInt64Array,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result;
@@ -195,5 +197,115 @@ impl ScalarUDFImpl for GridUnits {
             .map(|v| Some(Self::units(&self.bounds, self.grid_exp, v)))
             .collect();
         Ok(ColumnarValue::Array(Arc::new(units)))
+    }
+}
+
+/// `name(sum DECIMAL(38, 0), count BIGINT) → BIGINT`: the contribution of one (unit,
+/// group) pair of `count` records summing to `sum` grid units, when at most `m` records
+/// count: `⌊sum·min(count, m)/count⌋` toward zero — `min(count, m)` records of the
+/// pair's own mean, so a sum and a count of the same pairs stay consistent. Exact in
+/// `i128`, saturated to `i64`; its absolute value is at most `m` times the largest
+/// record, whatever the data. Total: no record can cause an error.
+#[derive(Debug)]
+pub(crate) struct PairShare {
+    name: String,
+    max_rows: i64,
+    signature: Signature,
+}
+
+impl PairShare {
+    pub(crate) fn new(name: String, max_rows: u32) -> Self {
+        PairShare {
+            name,
+            max_rows: i64::from(max_rows),
+            signature: Signature::exact(
+                vec![DataType::Decimal128(38, 0), DataType::Int64],
+                Volatility::Immutable,
+            ),
+        }
+    }
+
+    /// One pair's share.
+    pub(crate) fn share(sum: i128, count: i64, max_rows: i64) -> i64 {
+        if count <= 0 {
+            return 0;
+        }
+        let kept = i128::from(count.min(max_rows));
+        let share = sum
+            .checked_mul(kept)
+            .map_or(if sum < 0 { i128::MIN } else { i128::MAX }, |scaled| {
+                scaled / i128::from(count)
+            });
+        share.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+}
+
+impl PartialEq for PairShare {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for PairShare {}
+impl Hash for PairShare {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for PairShare {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int64)
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let sums = args.args[0].to_array(n)?;
+        let counts = args.args[1].to_array(n)?;
+        let sums = sums
+            .as_any()
+            .downcast_ref::<Decimal128Array>()
+            .expect("signature: Decimal128");
+        let counts = counts
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("signature: Int64");
+        let shares: Int64Array = (0..n)
+            .map(|i| {
+                let sum = if sums.is_null(i) { 0 } else { sums.value(i) };
+                let count = if counts.is_null(i) { 0 } else { counts.value(i) };
+                Some(Self::share(sum, count, self.max_rows))
+            })
+            .collect();
+        Ok(ColumnarValue::Array(Arc::new(shares)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PairShare;
+
+    #[test]
+    fn a_pair_counts_as_at_most_m_records_of_its_own_mean() {
+        // At most m records: unchanged.
+        assert_eq!(PairShare::share(30, 2, 2), 30);
+        assert_eq!(PairShare::share(-7, 1, 3), -7);
+        // More: m records of the pair's mean, truncated toward zero.
+        assert_eq!(PairShare::share(100 * 10, 100, 2), 20);
+        assert_eq!(PairShare::share(1001, 100, 2), 20);
+        assert_eq!(PairShare::share(-1001, 100, 2), -20);
+        // Never beyond m times the largest record, whatever the records.
+        for (sum, count) in [(i128::from(i64::MAX), 3i64), (37, 5), (-(1 << 21) * 9, 9)] {
+            let largest = (sum.abs() + i128::from(count) - 1) / i128::from(count);
+            assert!(i128::from(PairShare::share(sum, count, 2)).abs() <= 2 * largest);
+        }
+        // Absurd inputs saturate instead of failing.
+        assert_eq!(PairShare::share(i128::MAX, 1, 4), i64::MAX);
+        assert_eq!(PairShare::share(i128::MIN, 1, 4), i64::MIN);
+        assert_eq!(PairShare::share(5, 0, 4), 0);
     }
 }
