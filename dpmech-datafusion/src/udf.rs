@@ -15,6 +15,23 @@ use dpmech::statistics::Bounds;
 
 use crate::key::{RankKey, ReleaseKey, SipHash24};
 
+/// A UDF is identified by its (per-release, unique) name: equality and hashing by name.
+macro_rules! identified_by_name {
+    ($ty:ty) => {
+        impl PartialEq for $ty {
+            fn eq(&self, other: &Self) -> bool {
+                self.name == other.name
+            }
+        }
+        impl Eq for $ty {}
+        impl Hash for $ty {
+            fn hash<H: Hasher>(&self, state: &mut H) {
+                self.name.hash(state);
+            }
+        }
+    };
+}
+
 /// `name(col, …) → UInt64`: SipHash-2-4 of the columns' text under a key derived from
 /// the release key and a label. Ordering by it is a uniformly random order that depends only on the
 /// key and the values, so the same release recomputes the same choice.
@@ -41,17 +58,7 @@ impl KeyedRank {
     }
 }
 
-impl PartialEq for KeyedRank {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-impl Eq for KeyedRank {}
-impl Hash for KeyedRank {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+identified_by_name!(KeyedRank);
 
 impl ScalarUDFImpl for KeyedRank {
     fn name(&self) -> &str {
@@ -163,17 +170,7 @@ impl GridUnits {
     }
 }
 
-impl PartialEq for GridUnits {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-impl Eq for GridUnits {}
-impl Hash for GridUnits {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+identified_by_name!(GridUnits);
 
 impl ScalarUDFImpl for GridUnits {
     fn name(&self) -> &str {
@@ -240,17 +237,7 @@ impl PairShare {
     }
 }
 
-impl PartialEq for PairShare {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-impl Eq for PairShare {}
-impl Hash for PairShare {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.name.hash(state);
-    }
-}
+identified_by_name!(PairShare);
 
 impl ScalarUDFImpl for PairShare {
     fn name(&self) -> &str {
