@@ -519,6 +519,64 @@ pub(crate) struct Cdt {
     width: u32,
     pub(crate) lo: Vec<u64>,
     pub(crate) hi: Vec<u64>,
+    /// The certain count by a guide table, when the table is flat enough.
+    guide: Option<Guide>,
+}
+
+/// Bits of a [`Guide`]'s bucket index (the top bits of the word).
+const GUIDE_BITS: u32 = 10;
+/// The most entries a [`Guide`] bucket may straddle.
+const MAX_SPAN: usize = 3;
+
+/// A guide table for the certain count `#{c : u < lo[c]}` (Chen & Asau 1974, as in
+/// CDT samplers): `base[b]` is the count at the top of bucket `b` (the words sharing
+/// their top `GUIDE_BITS` bits), and at most `span` further entries can change within a
+/// bucket, so the count is `base[b]` plus `span` comparisons — a fixed amount of work
+/// for every word, and the same result as a binary search (checked in the tests).
+#[derive(Clone, Debug)]
+struct Guide {
+    shift: u32,
+    base: Vec<u16>,
+    span: usize,
+    /// `lo` followed by `span` zeros (no word is below 0).
+    padded: Vec<u64>,
+}
+
+impl Guide {
+    /// The guide of a table, if every bucket straddles at most `MAX_SPAN` entries.
+    fn new(lo: &[u64], width: u32) -> Option<Self> {
+        if lo.len() >= usize::from(u16::MAX) || width < GUIDE_BITS {
+            return None;
+        }
+        let shift = width - GUIDE_BITS;
+        let count = |u: u64| lo.partition_point(|&l| u < l);
+        let mut base = Vec::with_capacity(1 << GUIDE_BITS);
+        let mut span = 0;
+        for b in 0..1u64 << GUIDE_BITS {
+            let (first, last) = (b << shift, (b << shift) | ((1u64 << shift) - 1));
+            let (at_first, at_last) = (count(first), count(last));
+            span = span.max(at_first - at_last);
+            base.push(at_last as u16);
+        }
+        if span > MAX_SPAN {
+            return None;
+        }
+        let mut padded = lo.to_vec();
+        padded.resize(lo.len() + span, 0);
+        Some(Guide {
+            shift,
+            base,
+            span,
+            padded,
+        })
+    }
+
+    #[inline]
+    fn count(&self, u: u64) -> usize {
+        let base = usize::from(self.base[(u >> self.shift) as usize]);
+        let window = &self.padded[base..base + self.span];
+        base + window.iter().map(|&l| usize::from(u < l)).sum::<usize>()
+    }
 }
 
 impl Cdt {
@@ -572,11 +630,13 @@ impl Cdt {
         for i in (0..hi.len().saturating_sub(1)).rev() {
             hi[i] = hi[i].max(hi[i + 1]);
         }
+        let guide = Guide::new(&lo, width);
         Self {
             threshold,
             width,
             lo,
             hi,
+            guide,
         }
     }
 
@@ -605,8 +665,12 @@ impl Cdt {
     pub(crate) fn fast(&self, u: u64) -> Result<u64, u64> {
         // `certain` = #{c : u < lo[c]}. Since lo[c] ≤ hi[c] + 1, every such c also has
         // u ≤ hi[c], so #{c : u ≤ hi[c]} ≥ certain, with equality iff the next entry
-        // (if any) has u > hi[next]: one binary search and one comparison.
-        let certain = self.lo.partition_point(|&l| u < l);
+        // (if any) has u > hi[next]: one guide lookup or binary search, and one
+        // comparison.
+        let certain = match &self.guide {
+            Some(guide) => guide.count(u),
+            None => self.lo.partition_point(|&l| u < l),
+        };
         let decided = match self.hi.get(certain) {
             Some(&h) => u > h,
             // Past the last entry: bounded tables are complete; the open tail is not.
@@ -660,6 +724,18 @@ impl Cdt {
     ) -> bool {
         let mut lazy = LazyUniform::new(u, self.width as u64);
         self.threshold.exact_less(&mut lazy, c, bits)
+    }
+
+    /// Whether the certain count comes from a guide table.
+    #[cfg(test)]
+    pub(crate) fn is_guided(&self) -> bool {
+        self.guide.is_some()
+    }
+
+    /// The certain count by binary search (the reference of the guide's test).
+    #[cfg(test)]
+    pub(crate) fn certain_by_search(&self, u: u64) -> u64 {
+        self.lo.partition_point(|&l| u < l) as u64
     }
 
     /// The number of thresholds, `K − 1` for a truncated table.

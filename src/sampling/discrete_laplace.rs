@@ -63,9 +63,10 @@ const CHUNK_BITS: u32 = 8;
 /// a sample does with probability `Pr[F] ≤ E[N]·2⁻⁵¹ ≤ 2⁻⁵⁰`, for every scale.
 ///
 /// **Cost.** One word (scales `τ < 8`) to eight words (`τ ≈ 2⁶³`) per trial, e.g.
-/// 1 word at `τ = 1`, 2 at `τ = 10`, 4 at `τ = 10⁶`, 6 at `τ ≈ 2⁴⁰`; binary searches in tables of at
-/// most 351 and 255 entries. Construction computes the tables (`≤ 351 + 8·255`
-/// certified entries).
+/// 1 word at `τ = 1`, 2 at `τ = 10`, 4 at `τ = 10⁶`, 6 at `τ ≈ 2⁴⁰`; a binary search in
+/// the `Q` table (at most 351 entries) and, in each chunk table (nearly uniform), a
+/// guide-table lookup: one read and at most three comparisons, the same for every word.
+/// Construction computes the tables (`≤ 351 + 8·255` certified entries).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
@@ -406,6 +407,49 @@ mod tests {
             table.exact_less_at(u, c, &mut BitSource::new(&mut rng))
         };
         (x == 0 || less(x)) && (table.bound() == Some(x) || !less(x + 1))
+    }
+
+    /// The guide tables give the same certain count as a binary search: on random
+    /// words, on both sides of every threshold bound and at every bucket edge. The
+    /// near-uniform chunk tables are always guided; the steep `Q` tables are not.
+    #[test]
+    fn guide_tables_count_like_a_binary_search() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6D1DE);
+        for (num, den) in [
+            (1u64, 3u64),
+            (1, 1),
+            (10, 1),
+            (1_000_000, 1),
+            ((1 << 40) + 3, 1),
+            (u64::MAX, 1),
+        ] {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            let t = &*noise.tables;
+            let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, 63)];
+            tables.extend(t.chunks.iter().map(|(_, c)| (c, 64)));
+            for (i, (table, width)) in tables.into_iter().enumerate() {
+                if i > 0 {
+                    assert!(table.is_guided(), "τ = {num}/{den}: chunk {i} not guided");
+                }
+                let mask = u64::MAX >> (64 - width);
+                let mut words: Vec<u64> = (0..20_000).map(|_| rng.next_u64() & mask).collect();
+                for &l in &table.lo {
+                    words.extend([l, l.saturating_sub(1), l.saturating_add(1) & mask]);
+                }
+                for b in 0..1u64 << 10 {
+                    let first = b << (width - 10);
+                    words.extend([first, first.saturating_sub(1), first | 1]);
+                }
+                for u in words {
+                    let fast = table.fast(u).unwrap_or_else(|c| c);
+                    assert_eq!(
+                        fast,
+                        table.certain_by_search(u),
+                        "τ = {num}/{den}, table {i}, u = {u}"
+                    );
+                }
+            }
+        }
     }
 
     /// The certified fast path agrees with an arbitrary-precision evaluation on 10⁶
