@@ -249,7 +249,8 @@ fn pinned_outputs_for_a_fixed_seed() {
 
 // Re-pinned when the discrete Laplace sampler became draw-independent (inversion of
 // certified tables instead of looping Bernoulli trials): same distribution, new values.
-const PINNED_GEOMETRIC: [i64; 6] = [95, 99, 98, 100, 101, 97];
+// Re-pinned when discrete Laplace scales below 16 became one word, no rejection.
+const PINNED_GEOMETRIC: [i64; 6] = [95, 99, 98, 101, 101, 97];
 const PINNED_LAPLACE: [f64; 3] = [-0.1684885671011216, -1.3717674196523149, -0.12393517091186368];
 
 #[test]

@@ -146,6 +146,7 @@ impl BernoulliExpNeg {
                 step: num,
                 den,
                 size: None,
+                two_sided: false,
             },
             below,
             above: ceil.saturating_sub(1).min(u64::MAX as u128) as u64,

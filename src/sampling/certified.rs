@@ -443,7 +443,9 @@ impl LazyUniform {
 }
 
 /// The threshold of a [`Cdt`] entry: `C_c = (aᶜ − A)/(1 − A)` with `a = exp(−γ)`,
-/// `γ = step/den`, and `A = a^K` (`A = 0` when `K` is `None`, i.e. `C_c = aᶜ`).
+/// `γ = step/den`, and `A = a^K` (`A = 0` when `K` is `None`, i.e. `C_c = aᶜ`); or,
+/// when `two_sided` (with `K = None`), `C_c = 2aᶜ/(1 + a)`, the law of the magnitude
+/// of a discrete Laplace variable: `Pr[|Z| ≥ c] = 2aᶜ/(1 + a)` for `c ≥ 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Threshold {
     /// `γ·den` (the numerator of γ).
@@ -452,12 +454,15 @@ pub(crate) struct Threshold {
     pub(crate) den: u64,
     /// `K`, for a truncated table.
     pub(crate) size: Option<u64>,
+    /// `C_c = 2aᶜ/(1 + a)` (only with `size = None`).
+    pub(crate) two_sided: bool,
 }
 
 impl Threshold {
     /// Decides `U < C_c` exactly, drawing further words of `U` until the certified
     /// enclosures at precision `len + 64` separate. Terminates with probability 1: the
-    /// thresholds are irrational (`exp` of a non-zero rational is transcendental), so
+    /// thresholds are irrational (`exp` of a non-zero rational is transcendental, so no
+    /// rational function of it with rational coefficients is rational), so
     /// `U ≠ C_c` almost surely, and the enclosures shrink to width `O(2^(−len))`.
     pub(crate) fn exact_less<R: CryptoRng + ?Sized>(
         &self,
@@ -475,6 +480,20 @@ impl Threshold {
             };
             let u_lo = u.prefix.shl(p - u.len);
             let u_hi = u.prefix.add(&Big::from_u128(1)).shl(p - u.len);
+            if self.two_sided {
+                // U < 2aᶜ/(1 + a) ⇔ U·(1 + a) < 2aᶜ; the left side increases in U and a.
+                let a = exp_neg(self.step, self.den, p);
+                let lhs_lo = u_lo.add(&mul_down(&u_lo, &a.lo, p));
+                let lhs_hi = u_hi.add(&mul_up(&u_hi, &a.hi, p));
+                if lhs_hi.cmp(&power.lo.shl(1)) != Ordering::Greater {
+                    return true;
+                }
+                if lhs_lo.cmp(&power.hi.shl(1)) != Ordering::Less {
+                    return false;
+                }
+                u.extend(bits);
+                continue;
+            }
             // U < C_c ⇔ U + A·(1 − U) < aᶜ; the left side increases in U and in A.
             let lhs_lo = u_lo.add(&mul_down(&total.lo, &one.sub_sat(&u_hi), p));
             let lhs_hi = u_hi.add(&mul_up(&total.hi, &one.sub_sat(&u_lo), p));
@@ -523,19 +542,71 @@ pub(crate) struct Cdt {
     guide: Option<Guide>,
 }
 
-/// Bits of a [`Guide`]'s bucket index (the top bits of the word).
+/// Bits of a linear [`Guide`]'s bucket index (the top bits of the word).
 const GUIDE_BITS: u32 = 10;
+/// Bits after the leading one that index a logarithmic [`Guide`]'s buckets.
+const LOG_GUIDE_BITS: u32 = 4;
 /// The most entries a [`Guide`] bucket may straddle.
 const MAX_SPAN: usize = 3;
 
+/// How a [`Guide`] groups words into buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Buckets {
+    /// By the top `GUIDE_BITS` bits of the `width`-bit word (nearly uniform tables):
+    /// the shift.
+    Linear(u32),
+    /// By the position of the leading one and the `LOG_GUIDE_BITS` bits after it
+    /// (geometric tables, whose thresholds are evenly spaced on a log scale); words
+    /// below `2^LOG_GUIDE_BITS` each have their own bucket.
+    Log,
+}
+
+impl Buckets {
+    #[inline]
+    fn of(self, u: u64) -> usize {
+        match self {
+            Buckets::Linear(shift) => (u >> shift) as usize,
+            Buckets::Log => {
+                const SMALL: u64 = 1 << LOG_GUIDE_BITS;
+                // Branch-free: words below SMALL are their own bucket.
+                let top = 63 - (u | 1).leading_zeros();
+                let p = top.max(LOG_GUIDE_BITS);
+                let digits = (u >> (p - LOG_GUIDE_BITS)) & (SMALL - 1);
+                let log = SMALL + u64::from(p - LOG_GUIDE_BITS) * SMALL + digits;
+                (if u < SMALL { u } else { log }) as usize
+            }
+        }
+    }
+
+    /// The first and last word of every bucket, in bucket order.
+    fn ranges(self, width: u32) -> Vec<(u64, u64)> {
+        match self {
+            Buckets::Linear(shift) => (0..1u64 << (width - shift))
+                .map(|b| (b << shift, (b << shift) | ((1u64 << shift) - 1)))
+                .collect(),
+            Buckets::Log => {
+                let mut out: Vec<(u64, u64)> = (0..1u64 << LOG_GUIDE_BITS).map(|u| (u, u)).collect();
+                for p in LOG_GUIDE_BITS..width {
+                    for digits in 0..1u64 << LOG_GUIDE_BITS {
+                        let first = (1u64 << p) | (digits << (p - LOG_GUIDE_BITS));
+                        out.push((first, first | ((1u64 << (p - LOG_GUIDE_BITS)) - 1)));
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
 /// A guide table for the certain count `#{c : u < lo[c]}` (Chen & Asau 1974, as in
-/// CDT samplers): `base[b]` is the count at the top of bucket `b` (the words sharing
-/// their top `GUIDE_BITS` bits), and at most `span` further entries can change within a
-/// bucket, so the count is `base[b]` plus `span` comparisons — a fixed amount of work
-/// for every word, and the same result as a binary search (checked in the tests).
+/// CDT samplers): `base[b]` is the count at the top of bucket `b` (a range of words),
+/// and at most `span` further entries can change within a bucket, so the count is
+/// `base[b]` plus `span` comparisons — a fixed amount of work for every word, and the
+/// same result as a binary search (checked in the tests). Nearly uniform tables use
+/// linear buckets, geometric ones logarithmic buckets.
 #[derive(Clone, Debug)]
 struct Guide {
-    shift: u32,
+    buckets: Buckets,
     base: Vec<u16>,
     span: usize,
     /// `lo` followed by `span` zeros (no word is below 0).
@@ -543,17 +614,22 @@ struct Guide {
 }
 
 impl Guide {
-    /// The guide of a table, if every bucket straddles at most `MAX_SPAN` entries.
+    /// The guide of a table, if every bucket of one of the two kinds straddles at most
+    /// `MAX_SPAN` entries.
     fn new(lo: &[u64], width: u32) -> Option<Self> {
         if lo.len() >= usize::from(u16::MAX) || width < GUIDE_BITS {
             return None;
         }
-        let shift = width - GUIDE_BITS;
+        [Buckets::Linear(width - GUIDE_BITS), Buckets::Log]
+            .into_iter()
+            .find_map(|buckets| Self::with(lo, width, buckets))
+    }
+
+    fn with(lo: &[u64], width: u32, buckets: Buckets) -> Option<Self> {
         let count = |u: u64| lo.partition_point(|&l| u < l);
-        let mut base = Vec::with_capacity(1 << GUIDE_BITS);
+        let mut base = Vec::new();
         let mut span = 0;
-        for b in 0..1u64 << GUIDE_BITS {
-            let (first, last) = (b << shift, (b << shift) | ((1u64 << shift) - 1));
+        for (first, last) in buckets.ranges(width) {
             let (at_first, at_last) = (count(first), count(last));
             span = span.max(at_first - at_last);
             base.push(at_last as u16);
@@ -564,7 +640,7 @@ impl Guide {
         let mut padded = lo.to_vec();
         padded.resize(lo.len() + span, 0);
         Some(Guide {
-            shift,
+            buckets,
             base,
             span,
             padded,
@@ -573,7 +649,7 @@ impl Guide {
 
     #[inline]
     fn count(&self, u: u64) -> usize {
-        let base = usize::from(self.base[(u >> self.shift) as usize]);
+        let base = usize::from(self.base[self.buckets.of(u)]);
         let window = &self.padded[base..base + self.span];
         base + window.iter().map(|&l| usize::from(u < l)).sum::<usize>()
     }
@@ -590,14 +666,18 @@ impl Cdt {
             Some(k) => exp_neg(threshold.step.saturating_mul(k as u128), threshold.den, p),
             None => Interval::exact(Big::zero()),
         };
-        // 1/(1 − A) at precision p: [2^2p/(1 − A_lo)⁺ ... ] outward.
+        // 1/(1 − A) at precision p: [2^2p/(1 − A_lo)⁺ ... ] outward; for a two-sided
+        // table (A = 0) the factor is 2/(1 + a) instead.
         let inverse = {
-            let den_hi = one.sub_sat(&total.lo);
-            let den_lo = one.sub_sat(&total.hi);
-            let square = Big::pow2(2 * p);
+            let (den_hi, den_lo) = if threshold.two_sided {
+                (one.add(&a.hi), one.add(&a.lo))
+            } else {
+                (one.sub_sat(&total.lo), one.sub_sat(&total.hi))
+            };
+            let scaled = Big::pow2(2 * p + u64::from(threshold.two_sided));
             Interval {
-                lo: square.div_floor(&den_hi),
-                hi: square.div_ceil(&den_lo),
+                lo: scaled.div_floor(&den_hi),
+                hi: scaled.div_ceil(&den_lo),
             }
         };
         let (mut lo, mut hi) = (Vec::new(), Vec::new());

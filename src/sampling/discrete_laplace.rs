@@ -23,58 +23,70 @@ const CHUNK_BITS: u32 = 8;
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
 /// `Pr[Z = z] = (1 − α)/(1 + α) · α^|z|` for every integer `z`, `α = exp(−1/τ)`.
 ///
-/// **Algorithm.** `Z = ±G` with a fair sign and `G` one-sided geometric,
-/// `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
-/// rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm 2;
-/// this is **not** the `sign × geometric` sampler of the seed document 002). `G` is
-/// drawn by inversion from uniform words:
+/// **Algorithm.** Two regimes, both by inversion of certified cumulative-distribution
+/// tables (CDT: a count of the thresholds of a decreasing sequence above one uniform
+/// real `U`):
 ///
-/// * `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/4` (`M = 1` for
-///   `τ < 8`). `Q` and `R` are independent: `Pr[Q ≥ j] = α^(jM)`, and
-///   `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, whose 8-bit chunks are in turn independent
-///   (`αʳ` factors over the binary digits of `r`): chunk `i` with `k` bits and offset
-///   `s` has `Pr[chunk ≥ c] = (aᶜ − aᴷ)/(1 − aᴷ)`, `a = α^(2ˢ)`, `K = 2ᵏ`.
-/// * Each of `Q` and the chunks is the number of thresholds of a decreasing sequence
-///   above one uniform real `U` (a cumulative-distribution table, CDT). `Q` uses the
-///   low 63 bits of the trial's first word (its top bit is the sign); each chunk one
-///   further word. The tables hold **certified** 64-bit bounds of the thresholds,
-///   computed at construction with integer interval arithmetic (192 fractional bits,
-///   outward rounding; `exp(−x)` by the alternating Taylor series and binary powering
-///   of an enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
-///   threshold, the count is decided by integer comparisons alone (fast path).
-///   Otherwise that uniform is extended with further words and compared exactly with
-///   enclosures of the thresholds refined to its length plus 64 bits, until decided.
-///   No floating point is involved anywhere; the output distribution is **exactly** the
-///   discrete Laplace distribution.
+/// * **`τ < 16`: one word, no rejection.** The top bit of the word is the sign, the
+///   other 63 bits give `|Z|` from the table of `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)`, `c ≥ 1`
+///   (so `Pr[Z = 0] = (1 − α)/(1 + α)` and `Pr[Z = ±k] = (1 − α)αᵏ/(1 + α)`); the sign
+///   of a zero is ignored.
+/// * **`τ ≥ 16`.** `Z = ±G` with a fair sign and `G` one-sided geometric,
+///   `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
+///   rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm
+///   2; this is **not** the `sign × geometric` sampler of the seed document 002).
+///   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/4` (`M = 1`, `G = Q`,
+///   for the one-sided [`Geometric`](super::Geometric) below `τ = 16`). `Q` and `R` are
+///   independent: `Pr[Q ≥ j] = α^(jM)`, and `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, whose
+///   8-bit chunks are in turn independent (`αʳ` factors over the binary digits of
+///   `r`): chunk `i` with `k` bits and offset `s` has
+///   `Pr[chunk ≥ c] = (aᶜ − aᴷ)/(1 − aᴷ)`, `a = α^(2ˢ)`, `K = 2ᵏ`. `Q` uses the low 63
+///   bits of the trial's first word (its top bit is the sign); each chunk one further
+///   word.
 ///
-/// **Draw independence.** Every trial draws exactly `1 + ⌈m/8⌉` words
-/// ([`words_per_trial`](Self::words_per_trial)) before anything else. The number of
-/// trials `N` is geometric with rejection probability `(1 − α)/2` and, as in any
-/// rejection sampler with i.i.d. trials, **independent of the accepted value**. So,
-/// outside the fallback event `F` ("some comparison needed more words"), the number of
-/// words drawn is `N·(1 + ⌈m/8⌉)`, statistically independent of `Z`.
+/// The tables hold **certified** 64-bit bounds of the thresholds, computed at
+/// construction with integer interval arithmetic (192 fractional bits, outward
+/// rounding; `exp(−x)` by the alternating Taylor series and binary powering of an
+/// enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
+/// threshold, the count is decided by integer comparisons alone (fast path). Otherwise
+/// that uniform is extended with further words and compared exactly with enclosures of
+/// the thresholds refined to its length plus 64 bits, until decided. No floating point
+/// is involved anywhere; the output distribution is **exactly** the discrete Laplace
+/// distribution.
+///
+/// **Draw independence.** Below `τ = 16` a sample draws exactly one word (outside the
+/// fallback event `F`, "some comparison needed more words"). Above, every trial draws
+/// exactly `1 + ⌈m/8⌉` words ([`words_per_trial`](Self::words_per_trial)) before
+/// anything else; the number of trials `N` is geometric with rejection probability
+/// `(1 − α)/2` and, as in any rejection sampler with i.i.d. trials, **independent of
+/// the accepted value**. So, outside `F`, the number of words drawn is
+/// `N·(1 + ⌈m/8⌉)`, statistically independent of `Z`.
 ///
 /// **Fallback bound.** A table entry leaves at most two values of its word undecided
 /// (its enclosure is narrower than one unit of the word; asserted at construction in
-/// tests). The `Q` table has at most `⌈63·ln 2·τ/M⌉ + 1 ≤ 351` entries (`τ/M < 8`), so
-/// its word falls back with probability `≤ 2·351/2⁶³ < 2⁻⁵³`; each of the `≤ 8` chunk
-/// tables has 255 entries, `≤ 2·255/2⁶⁴ < 2⁻⁵⁵` each. A trial falls back with
-/// probability `< 2⁻⁵³ + 8·2⁻⁵⁵ < 2⁻⁵¹` (union bound), and since `E[N] = 2/(1 + α) ≤ 2`,
-/// a sample does with probability `Pr[F] ≤ E[N]·2⁻⁵¹ ≤ 2⁻⁵⁰`, for every scale.
+/// tests). Below `τ = 16` the magnitude table has at most
+/// `⌈τ·(63·ln 2 + ln 2)⌉ + 1 ≤ 712` entries, so a sample falls back with probability
+/// `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table has at most `⌈63·ln 2·τ/M⌉ + 1 ≤ 351`
+/// entries (`τ/M < 8`), so its word falls back with probability `≤ 2·351/2⁶³ < 2⁻⁵³`;
+/// each of the `≤ 8` chunk tables has 255 entries, `≤ 2·255/2⁶⁴ < 2⁻⁵⁵` each. A trial
+/// falls back with probability `< 2⁻⁵³ + 8·2⁻⁵⁵ < 2⁻⁵¹` (union bound), and since
+/// `E[N] = 2/(1 + α) ≤ 2`, a sample does with probability `Pr[F] ≤ E[N]·2⁻⁵¹ ≤ 2⁻⁵⁰`,
+/// for every scale.
 ///
-/// **Cost.** One word (scales `τ < 8`) to eight words (`τ ≈ 2⁶³`) per trial, e.g.
-/// 1 word at `τ = 1`, 2 at `τ = 10`, 4 at `τ = 10⁶`, 6 at `τ ≈ 2⁴⁰`; a binary search in
-/// the `Q` table (at most 351 entries) and, in each chunk table (nearly uniform), a
-/// guide-table lookup: one read and at most three comparisons, the same for every word.
-/// Construction computes the tables (`≤ 351 + 8·255` certified entries).
+/// **Cost.** One word per sample below `τ = 16`; above, two (`τ < 2¹¹`) to eight words
+/// (`τ ≈ 2⁶³`) per trial and `E[N] ≤ 1.04` trials, e.g. 4 words at `τ = 10⁶`, 6 at
+/// `τ ≈ 2⁴⁰`. In each table a guide-table lookup (one read and at most three
+/// comparisons, the same for every word; logarithmic buckets for the geometric tables,
+/// linear ones for the nearly uniform chunks). Construction computes the tables (at
+/// most `2·712` or `351 + 8·255` certified entries).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
-/// let noise = DiscreteLaplace::new(Rational::new(10, 1)?); // scale 10
+/// let noise = DiscreteLaplace::new(Rational::new(10, 1)?); // scale 10: one word
 /// let z = noise.sample(&mut ChaCha20Rng::seed_from_u64(5));
-/// assert_eq!(noise.words_per_trial(), 2);
+/// assert_eq!(noise.words_per_trial(), 1);
 /// # let _ = z;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
@@ -92,6 +104,9 @@ struct Tables {
     quotient: Cdt,
     /// `(offset s, table)` for each chunk of `R` (64-bit words).
     chunks: Vec<(u32, Cdt)>,
+    /// For `M = 1`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
+    /// words), so that a sample needs no rejection.
+    magnitude: Option<Cdt>,
 }
 
 impl core::fmt::Debug for DiscreteLaplace {
@@ -139,20 +154,33 @@ impl DiscreteLaplace {
 impl Tables {
     fn new(scale: Rational) -> Self {
         let (num, den) = (scale.num() as u128, scale.den() as u128);
-        let ratio = num / (4 * den);
-        let block_bits = if ratio == 0 {
+        // M = 1 below τ = 16 (one table, at most 700 entries); above, the largest power
+        // of two ≤ τ/4.
+        let block_bits = if num < 16 * den {
             0
         } else {
-            127 - ratio.leading_zeros()
+            127 - (num / (4 * den)).leading_zeros()
         };
         let quotient = Cdt::new(
             Threshold {
                 step: den << block_bits,
                 den: scale.num(),
                 size: None,
+                two_sided: false,
             },
             63,
         );
+        let magnitude = (block_bits == 0).then(|| {
+            Cdt::new(
+                Threshold {
+                    step: den,
+                    den: scale.num(),
+                    size: None,
+                    two_sided: true,
+                },
+                63,
+            )
+        });
         let count = block_bits.div_ceil(CHUNK_BITS);
         let mut chunks = Vec::with_capacity(count as usize);
         let mut offset = 0;
@@ -164,6 +192,7 @@ impl Tables {
                     step: den << offset,
                     den: scale.num(),
                     size: Some(1u64 << size),
+                    two_sided: false,
                 },
                 64,
             );
@@ -175,6 +204,7 @@ impl Tables {
             block_bits,
             quotient,
             chunks,
+            magnitude,
         }
     }
 }
@@ -186,8 +216,9 @@ impl DiscreteLaplace {
     }
 
     /// The number of 64-bit words each trial draws: `1 + ⌈m/8⌉`, a function of the
-    /// scale alone. A sample draws `N` times this many (outside the fallback event),
-    /// `N ≥ 1` independent of the sample, with `E[N] = 2/(1 + α)`.
+    /// scale alone (1 below `τ = 16`). A sample draws `N` times this many (outside the
+    /// fallback event), `N ≥ 1` independent of the sample: `N = 1` below `τ = 16`,
+    /// `E[N] = 2/(1 + α)` above.
     pub fn words_per_trial(&self) -> usize {
         1 + self.tables.chunks.len()
     }
@@ -196,6 +227,13 @@ impl DiscreteLaplace {
     /// ([`BitSource::word`]); buffered bits are left untouched.
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
+        if let Some(table) = &self.tables.magnitude {
+            // One word: the sign (top bit) and |Z| by inversion; a zero ignores the sign.
+            let word = bits.word();
+            let magnitude = i128::from(table.sample(word & (u64::MAX >> 1), bits));
+            let mask = -i128::from(word >> 63);
+            return (magnitude ^ mask) - mask;
+        }
         loop {
             let (negative, magnitude) = self.trial(bits);
             // No branch on the sign: with short-circuit `&&` and `if negative`, the
@@ -249,21 +287,25 @@ impl DiscreteLaplace {
     }
 
     /// The table entries left undecided per entry, at most (≤ 2 by construction), and
-    /// the sizes of the `Q` and chunk tables: the inputs of the fallback bound.
+    /// the sizes of the `Q`, chunk and magnitude tables: the inputs of the fallback
+    /// bound.
     #[cfg(test)]
-    fn table_shape(&self) -> (u64, usize, Vec<usize>) {
+    fn table_shape(&self) -> (u64, usize, Vec<usize>, Option<usize>) {
         let t = &*self.tables;
         let worst = t
             .chunks
             .iter()
-            .map(|(_, c)| c.max_undecided_per_entry())
-            .chain([t.quotient.max_undecided_per_entry()])
+            .map(|(_, c)| c)
+            .chain([&t.quotient])
+            .chain(&t.magnitude)
+            .map(Cdt::max_undecided_per_entry)
             .max()
             .unwrap_or(0);
         (
             worst,
             t.quotient.len(),
             t.chunks.iter().map(|(_, c)| c.len()).collect(),
+            t.magnitude.as_ref().map(Cdt::len),
         )
     }
 }
@@ -289,6 +331,8 @@ mod tests {
             (7, 1),
             (8, 1),
             (10, 1),
+            (159, 10),
+            (16, 1),
             (1000, 7),
             (1_000_000, 1),
             ((1 << 40) + 3, 1),
@@ -302,21 +346,31 @@ mod tests {
     }
 
     /// The premises of the fallback bound: every entry leaves at most two words
-    /// undecided, the `Q` table has at most 351 entries and the chunk tables 255, so a
-    /// trial falls back with probability below 2⁻⁵¹.
+    /// undecided; below τ = 16 the `Q` and magnitude tables have at most 712 entries
+    /// (one word per sample falls back with probability below 2⁻⁵²); above, the `Q`
+    /// table has at most 351 entries and the chunk tables 255, so a trial falls back
+    /// with probability below 2⁻⁵¹.
     #[test]
     fn tables_satisfy_the_fallback_bound_premises() {
         for scale in scales() {
             let noise = DiscreteLaplace::new(scale);
-            let (worst, q_len, chunks) = noise.table_shape();
+            let (worst, q_len, chunks, magnitude) = noise.table_shape();
             assert!(worst <= 2, "{scale:?}: {worst}");
-            assert!(q_len <= 351, "{scale:?}: {q_len}");
-            assert!(
-                chunks.len() <= MAX_CHUNKS && chunks.iter().all(|&c| c <= 255),
-                "{scale:?}"
-            );
-            let bound = 2.0 * q_len as f64 / 2f64.powi(63)
-                + chunks.iter().map(|&c| 2.0 * c as f64).sum::<f64>() / 2f64.powi(64);
+            let small = u128::from(scale.num()) < 16 * u128::from(scale.den());
+            assert_eq!(magnitude.is_some(), small, "{scale:?}");
+            assert_eq!(chunks.is_empty(), small, "{scale:?}");
+            let bound = if let Some(m) = magnitude {
+                assert!(q_len <= 712 && m <= 712, "{scale:?}: {q_len}, {m}");
+                2.0 * m.max(q_len) as f64 / 2f64.powi(63)
+            } else {
+                assert!(q_len <= 351, "{scale:?}: {q_len}");
+                assert!(
+                    chunks.len() <= MAX_CHUNKS && chunks.iter().all(|&c| c <= 255),
+                    "{scale:?}"
+                );
+                2.0 * q_len as f64 / 2f64.powi(63)
+                    + chunks.iter().map(|&c| 2.0 * c as f64).sum::<f64>() / 2f64.powi(64)
+            };
             assert!(bound < 2f64.powi(-51), "{scale:?}: {bound}");
         }
     }
@@ -410,8 +464,8 @@ mod tests {
     }
 
     /// The guide tables give the same certain count as a binary search: on random
-    /// words, on both sides of every threshold bound and at every bucket edge. The
-    /// near-uniform chunk tables are always guided; the steep `Q` tables are not.
+    /// words, on both sides of every threshold bound and at every bucket edge (linear
+    /// and logarithmic). Every table (`Q`, chunks, magnitude), at every scale, is guided.
     #[test]
     fn guide_tables_count_like_a_binary_search() {
         let mut rng = ChaCha20Rng::seed_from_u64(0x6D1DE);
@@ -419,6 +473,7 @@ mod tests {
             (1u64, 3u64),
             (1, 1),
             (10, 1),
+            (159, 10),
             (1_000_000, 1),
             ((1 << 40) + 3, 1),
             (u64::MAX, 1),
@@ -427,10 +482,9 @@ mod tests {
             let t = &*noise.tables;
             let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, 63)];
             tables.extend(t.chunks.iter().map(|(_, c)| (c, 64)));
+            tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             for (i, (table, width)) in tables.into_iter().enumerate() {
-                if i > 0 {
-                    assert!(table.is_guided(), "τ = {num}/{den}: chunk {i} not guided");
-                }
+                assert!(table.is_guided(), "τ = {num}/{den}: table {i} not guided");
                 let mask = u64::MAX >> (64 - width);
                 let mut words: Vec<u64> = (0..20_000).map(|_| rng.next_u64() & mask).collect();
                 for &l in &table.lo {
@@ -439,6 +493,12 @@ mod tests {
                 for b in 0..1u64 << 10 {
                     let first = b << (width - 10);
                     words.extend([first, first.saturating_sub(1), first | 1]);
+                }
+                for p in 0..width {
+                    for digits in 0..16u64 {
+                        let first = (1u64 << p) | (digits << p.saturating_sub(4));
+                        words.extend([first, first - 1, first | 1]);
+                    }
                 }
                 for u in words {
                     let fast = table.fast(u).unwrap_or_else(|c| c);
@@ -464,6 +524,7 @@ mod tests {
             let t = &*noise.tables;
             let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, 63)];
             tables.extend(t.chunks.iter().map(|(_, c)| (c, 64)));
+            tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             let per_table = 1_000_000 / (3 * tables.len() as u64) + 1;
             for (table, width) in tables {
                 for _ in 0..per_table {

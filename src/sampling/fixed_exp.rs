@@ -143,6 +143,7 @@ fn resolve<R: CryptoRng + ?Sized>(x: u128, shift: u32, u: u64, bits: &mut BitSou
         step: x,
         den: 1u64 << shift,
         size: None,
+        two_sided: false,
     }
     .exact_less(&mut LazyUniform::new(u, 64), 1, bits)
 }

@@ -6,8 +6,8 @@ use rand_core::CryptoRng;
 /// Exact sampler of `Pr[G = k] = (1 − α)·αᵏ` for `k ≥ 0`, `α = exp(−1/τ)`, for a
 /// rational scale `τ = num/den > 0`, drawing a **fixed number of words** per sample.
 ///
-/// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] (same tables, same
-/// scale): `G = M·Q + R` by inversion of certified cumulative-distribution tables, one
+/// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] above `τ = 16`
+/// (same tables, same scale; `M = 1` below): `G = M·Q + R` by inversion of certified cumulative-distribution tables, one
 /// 63-bit uniform for `Q` (the 64th bit of that word is discarded) and one 64-bit
 /// uniform per 8-bit chunk of `R`, each resolved exactly with further words in the rare
 /// case the certified bounds do not decide. No rejection: every sample draws exactly
