@@ -2,11 +2,12 @@
 //! sampled exactly for a rational variance `σ² = num/den`.
 
 use super::certified::Big;
-use super::fixed_exp::{Reciprocal, bernoulli_exp_neg_bounded, ratio_bounds};
+use super::fixed_exp::{Reciprocal, band, bernoulli_in_band, ratio_bounds};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
 use rand_core::CryptoRng;
+use std::sync::Arc;
 
 /// Largest supported numerator of `σ² = num/den` (`2¹²⁴`, so `σ < 2⁶²·√den`).
 pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
@@ -70,8 +71,11 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// for every supported σ.
 ///
 /// **Timing.** Outside `F` the number of words, proposals and table look-ups does not
-/// depend on the sample; the 128/512-bit arithmetic of the acceptance test is
-/// data-independent in amount, though the wide path's multiplications skip zero limbs.
+/// depend on the sample. For `t ≤ 1024` the acceptance band of every proposal that
+/// occurs with probability above `2⁻⁵⁰` is read from a table built at construction
+/// (the same bands as computed, so the same decisions); beyond it, and for larger
+/// `t`, the 128/512-bit arithmetic of the acceptance test is data-independent in
+/// amount, though the wide path's multiplications skip zero limbs.
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteGaussian, Rational};
@@ -97,7 +101,15 @@ pub struct DiscreteGaussian {
     small_denominator: Option<u128>,
     /// The reciprocal of `D` for the 128-bit path (any value when `D ≥ 2⁶⁴`).
     reciprocal: Reciprocal,
+    /// The acceptance bands of `x = 0, 1, …` while a proposal reaches `x` with
+    /// probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the same
+    /// values [`band`](Self::band) computes, looked up instead.
+    bands: Arc<[(u64, u64)]>,
 }
+
+/// The largest proposal scale with a table of acceptance bands (at most
+/// `⌈51·ln 2·1024⌉ + 1 = 36 201` entries, 566 KiB).
+const MAX_BAND_T: u64 = 1024;
 
 impl DiscreteGaussian {
     /// The discrete Gaussian with variance parameter `σ² = sigma_squared`.
@@ -136,7 +148,7 @@ impl DiscreteGaussian {
             .mul(&U512::from_u128(t as u128 * t as u128));
         let small_denominator = denominator.to_u128().filter(|&d| d <= u64::MAX as u128);
         let reciprocal = Reciprocal::new(small_denominator.unwrap_or(1) as u64);
-        Self {
+        let mut noise = Self {
             num,
             den,
             t,
@@ -145,7 +157,14 @@ impl DiscreteGaussian {
             denominator,
             small_denominator,
             reciprocal,
+            bands: Arc::new([]),
+        };
+        if t <= MAX_BAND_T {
+            // Pr[|Y| ≥ x] = 2αˣ/(1 + α) ≤ 2^(1 − x/(t·ln 2)) ≤ 2⁻⁵⁰ from x = 51·ln 2·t on.
+            let len = (51.0 * core::f64::consts::LN_2 * t as f64).ceil() as u128 + 1;
+            noise.bands = (0..len).map(|x| noise.band(x)).collect();
         }
+        noise
     }
 
     /// `σ² = num/den` as `(num, den)`.
@@ -182,25 +201,35 @@ impl DiscreteGaussian {
     /// Bernoulli(`exp(−(x·t·den − num)²/(2·num·den·t²))`), one word (see the type docs).
     #[inline]
     fn accept<R: CryptoRng + ?Sized>(&self, x: u128, bits: &mut BitSource<'_, R>) -> bool {
-        if let (Some(d), Some(scaled)) = (self.small_denominator, x.checked_mul(self.t_den)) {
+        let band = match self.bands.get(x as usize) {
+            Some(&band) if x < self.bands.len() as u128 => band,
+            _ => self.band(x),
+        };
+        bernoulli_in_band(band, || self.exact(x), bits)
+    }
+
+    /// The words that decide the acceptance of `x` on their own (see [`band`]).
+    fn band(&self, x: u128) -> (u64, u64) {
+        if let (Some(_), Some(scaled)) = (self.small_denominator, x.checked_mul(self.t_den)) {
             let a = scaled.abs_diff(self.num);
             if a <= u64::MAX as u128 {
-                let numerator = a * a;
-                let exact = || (Big::from_u128(numerator), Big::from_u128(d));
-                return bernoulli_exp_neg_bounded(self.reciprocal.bounds(numerator), exact, bits);
+                return band(self.reciprocal.bounds(a * a));
             }
         }
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
         let a = scaled.abs_diff(&U512::from_u128(self.num));
-        let numerator = a.mul(&a);
-        let bounds = wide_bounds(&numerator, &self.denominator);
-        let exact = || {
-            (
-                Big::from_limbs(&numerator.0),
-                Big::from_limbs(&self.denominator.0),
-            )
-        };
-        bernoulli_exp_neg_bounded(bounds, exact, bits)
+        band(wide_bounds(&a.mul(&a), &self.denominator))
+    }
+
+    /// `γ(x)` exactly, as (numerator, denominator), for the exact comparison.
+    #[cold]
+    fn exact(&self, x: u128) -> (Big, Big) {
+        let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
+        let a = scaled.abs_diff(&U512::from_u128(self.num));
+        (
+            Big::from_limbs(&a.mul(&a).0),
+            Big::from_limbs(&self.denominator.0),
+        )
     }
 }
 
@@ -347,6 +376,35 @@ mod tests {
         assert_eq!(sq.shr(190).to_u128(), Some(1 << 64));
         assert_eq!(sq.shr(64).0[2], 1 << 62);
         assert_eq!(sq.shr(255).to_u128(), Some(0));
+    }
+
+    /// The band table covers every proposal magnitude of probability above 2⁻⁵⁰ (the
+    /// exact tail `2αˣ/(1 + α)` at its length is below it), holds the computed bands,
+    /// and exists exactly up to `t = 1024`.
+    #[test]
+    fn acceptance_band_table_covers_all_but_a_2_pow_minus_50_tail() {
+        for (num, den) in [
+            (1u128, 4u64),
+            (1, 1),
+            (100, 1),
+            (1_000_000, 1),
+            (1023 * 1023, 1),
+            (1024 * 1024, 1),
+        ] {
+            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let t = noise.proposal_scale();
+            let len = noise.bands.len();
+            if t > MAX_BAND_T {
+                assert_eq!(len, 0, "t = {t}");
+                continue;
+            }
+            let alpha = (-1.0 / t as f64).exp();
+            let tail = 2.0 * alpha.powi(len as i32) / (1.0 + alpha);
+            assert!(tail <= 2f64.powi(-50), "t = {t}: {tail}");
+            for x in [0, 1, len / 2, len - 1] {
+                assert_eq!(noise.bands[x], noise.band(x as u128), "t = {t}, x = {x}");
+            }
+        }
     }
 
     #[test]

@@ -241,7 +241,17 @@ pub(crate) fn bernoulli_exp_neg_bounded<R: CryptoRng + ?Sized>(
     exact: impl FnOnce() -> (Big, Big),
     bits: &mut BitSource<'_, R>,
 ) -> bool {
-    let (below, above) = band((x_lo, x_hi));
+    bernoulli_in_band(band((x_lo, x_hi)), exact, bits)
+}
+
+/// The trial of [`bernoulli_exp_neg_bounded`] from a precomputed [`band`]: one word
+/// decides outside `below..=above`, the exact comparison inside.
+#[inline]
+pub(crate) fn bernoulli_in_band<R: CryptoRng + ?Sized>(
+    (below, above): (u64, u64),
+    exact: impl FnOnce() -> (Big, Big),
+    bits: &mut BitSource<'_, R>,
+) -> bool {
     let u = bits.word();
     if u < below {
         true
@@ -258,7 +268,7 @@ pub(crate) fn bernoulli_exp_neg_bounded<R: CryptoRng + ?Sized>(
 /// lower enclosure of `exp(−x_hi/2⁶³)` (the band grows by `2w`, as documented; a second
 /// table evaluation is used only for an unusually wide bracket).
 #[inline]
-fn band((x_lo, x_hi): (u128, u128)) -> (u64, u64) {
+pub(crate) fn band((x_lo, x_hi): (u128, u128)) -> (u64, u64) {
     let (lo, hi) = enclose(x_lo, 63);
     let w = x_hi - x_lo;
     let below = if w <= 1 << 10 {
