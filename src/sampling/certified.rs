@@ -600,16 +600,15 @@ impl Buckets {
 
 /// A guide table for the certain count `#{c : u < lo[c]}` (Chen & Asau 1974, as in
 /// CDT samplers): `base[b]` is the count at the top of bucket `b` (a range of words),
-/// and at most `span` further entries can change within a bucket, so the count is
-/// `base[b]` plus `span` comparisons — a fixed amount of work for every word, and the
+/// and at most `MAX_SPAN` further entries can change within a bucket, so the count is
+/// `base[b]` plus `MAX_SPAN` comparisons — a fixed amount of work for every word, and the
 /// same result as a binary search (checked in the tests). Nearly uniform tables use
 /// linear buckets, geometric ones logarithmic buckets.
 #[derive(Clone, Debug)]
 struct Guide {
     buckets: Buckets,
     base: Vec<u16>,
-    span: usize,
-    /// `lo` followed by `span` zeros (no word is below 0).
+    /// `lo` followed by `MAX_SPAN` zeros (no word is below 0).
     padded: Vec<u64>,
 }
 
@@ -638,19 +637,22 @@ impl Guide {
             return None;
         }
         let mut padded = lo.to_vec();
-        padded.resize(lo.len() + span, 0);
+        padded.resize(lo.len() + MAX_SPAN, 0);
         Some(Guide {
             buckets,
             base,
-            span,
             padded,
         })
     }
 
-    #[inline]
+    /// Always `MAX_SPAN` comparisons: entries past the bucket's own span are at most
+    /// the bucket's first word, so they never count.
+    #[inline(always)]
     fn count(&self, u: u64) -> usize {
         let base = usize::from(self.base[self.buckets.of(u)]);
-        let window = &self.padded[base..base + self.span];
+        let window: &[u64; MAX_SPAN] = self.padded[base..base + MAX_SPAN]
+            .try_into()
+            .expect("padded by MAX_SPAN");
         base + window.iter().map(|&l| usize::from(u < l)).sum::<usize>()
     }
 }
@@ -741,7 +743,7 @@ impl Cdt {
     /// `Ok(X)` when the first word `u` (of `width` bits) decides every comparison;
     /// otherwise `Err(certain)`, the count of thresholds certainly above `U`, from which
     /// the exact path continues.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fast(&self, u: u64) -> Result<u64, u64> {
         // `certain` = #{c : u < lo[c]}. Since lo[c] ≤ hi[c] + 1, every such c also has
         // u ≤ hi[c], so #{c : u ≤ hi[c]} ≥ certain, with equality iff the next entry
