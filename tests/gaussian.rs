@@ -148,8 +148,9 @@ fn sampler_constructors_and_pinned_values() {
 
 // Re-pinned when the discrete Laplace proposal became draw-independent, and again when
 // the acceptance test became one certified word (new values, same distribution).
-// Re-pinned when discrete Laplace scales below 16 became one word, no rejection.
-const PINNED: [i64; 8] = [0, -3, -5, 0, -1, 0, -4, 0];
+// Re-pinned when discrete Laplace scales below 16 became one word, no rejection, and
+// when the proposal scale became ⌈σ⌉ (3 here, was 4).
+const PINNED: [i64; 8] = [-7, 5, 0, -2, -4, -3, -3, 0];
 
 /// The analytic-Gaussian σ table for Δ₂ = 1 (printed with 10 significant digits), the
 /// continuous δ(ε) of each σ (≤ δ), and near-tightness (0.1% less noise violates δ).
@@ -430,8 +431,9 @@ fn pinned_gaussian_outputs_for_a_fixed_seed() {
             // when the discrete Gaussian's acceptance became one certified word.
             vec![-2.529368436518824, -1.00650990475736, 2.573777594182515],
             // σ² = 1/(2·0.125) = 4 exactly (exact-when-representable rounding).
-            // Re-pinned when discrete Laplace scales below 16 became one word.
-            vec![103, 98, 101, 98, 98, 102]
+            // Re-pinned when discrete Laplace scales below 16 became one word, and when
+            // the proposal scale became ⌈σ⌉ (2 here, was 3).
+            vec![102, 97, 99, 103, 98, 98]
         )
     );
 }

@@ -16,7 +16,10 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// on ℤ, for a rational variance parameter `σ² = num/den` (`1 ≤ num ≤ 2¹²⁴`,
 /// `1 ≤ den < 2⁶⁴`).
 ///
-/// **Algorithm** (Canonne, Kamath & Steinke 2020, Algorithm 3): with `t = ⌊σ⌋ + 1`,
+/// **Algorithm** (Canonne, Kamath & Steinke 2020, Algorithm 3, with `t = ⌈σ⌉` instead
+/// of their `⌊σ⌋ + 1`: the same for every non-integer σ, and at integer σ a proposal
+/// closer to the target — at σ = 1 it is accepted with probability 0.70 instead of
+/// 0.54; any `t > 0` gives the same output law): with `t = ⌈σ⌉`,
 /// draw `Y` from the discrete Laplace distribution of scale `t` ([`DiscreteLaplace`],
 /// exact) and accept it with probability `exp(−(|Y| − σ²/t)²/(2σ²))`; otherwise repeat.
 /// Since `e^(−|y|/t) · e^(−(|y| − σ²/t)²/(2σ²)) = e^(−y²/(2σ²)) · e^(−σ²/(2t²))`, an
@@ -63,7 +66,7 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// sample, see its docs) `+ 324·2⁻⁶⁴ < 2⁻⁴⁹`; fewer than 3 proposals on average, since
 /// the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2: `t = 1`, at
 /// least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
-/// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ < t ≤ σ + 1`, `tanh(1/(2t)) ≥
+/// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
 /// (1 − 1/(12t²))/(2t)` and the sum is at least `√(2π)·σ` (Poisson summation), which give
 /// more than 0.37; numerically its minimum is 0.445, near σ = 0.3, and it is above 0.5
 /// for σ ≥ 1/2). The expected number of fallback events is at most the expected number
@@ -90,7 +93,7 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 pub struct DiscreteGaussian {
     num: u128,
     den: u64,
-    /// `t = ⌊σ⌋ + 1`.
+    /// `t = ⌈σ⌉`.
     t: u64,
     /// `t·den < 2¹²⁷`.
     t_den: u128,
@@ -140,7 +143,10 @@ impl DiscreteGaussian {
     fn build(num: u128, den: u64) -> Self {
         // ⌊√(num/den)⌋ = ⌊√⌊num/den⌋⌋ for non-negative reals.
         let floor_sigma = (num / den as u128).isqrt() as u64; // ≤ 2^62
-        let t = floor_sigma + 1;
+        // ⌈σ⌉: ⌊σ⌋ when σ² = ⌊σ⌋² exactly (an integer σ ≥ 1), else ⌊σ⌋ + 1.
+        let square = u128::from(floor_sigma) * u128::from(floor_sigma);
+        let integer = floor_sigma > 0 && square.checked_mul(u128::from(den)) == Some(num);
+        let t = if integer { floor_sigma } else { floor_sigma + 1 };
         let t_den = t as u128 * den as u128;
         let proposal = DiscreteLaplace::new(Rational::new(t, 1).expect("t ≥ 1"));
         let denominator = U512::from_u128(2 * num)
@@ -177,7 +183,7 @@ impl DiscreteGaussian {
         (self.num as f64 / self.den as f64).sqrt()
     }
 
-    /// The proposal scale `t = ⌊σ⌋ + 1`.
+    /// The proposal scale `t = ⌈σ⌉`.
     pub fn proposal_scale(&self) -> u64 {
         self.t
     }
@@ -408,14 +414,18 @@ mod tests {
     }
 
     #[test]
-    fn t_is_floor_sigma_plus_one() {
+    fn t_is_the_ceiling_of_sigma() {
         for (num, den, t) in [
-            (1u128, 1u64, 2u64),
-            (9, 1, 4),
+            (1u128, 1u64, 1u64),
+            (9, 1, 3),
             (8, 1, 3),
             (10, 1, 4),
             (1, 4, 1),
             (99, 1, 10),
+            (100, 1, 10),
+            (101, 1, 11),
+            (9, 4, 2),
+            (25, 4, 3),
         ] {
             assert_eq!(
                 DiscreteGaussian::from_ratio(num, den).unwrap().proposal_scale(),
@@ -423,7 +433,7 @@ mod tests {
             );
         }
         let big = DiscreteGaussian::from_ratio(MAX_VARIANCE_NUM, 1).unwrap();
-        assert_eq!(big.proposal_scale(), (1 << 62) + 1);
+        assert_eq!(big.proposal_scale(), 1 << 62);
         assert!(big.small_denominator.is_none());
         assert!(DiscreteGaussian::from_ratio(0, 1).is_err());
         assert!(DiscreteGaussian::from_ratio(MAX_VARIANCE_NUM + 1, 1).is_err());
@@ -432,7 +442,7 @@ mod tests {
             DiscreteGaussian::from_ratio(u64::MAX as u128, u64::MAX)
                 .unwrap()
                 .proposal_scale(),
-            2
+            1
         );
     }
 }
