@@ -79,12 +79,23 @@ impl Grid {
     /// post-processing and costs no privacy).
     #[inline]
     pub fn from_units(&self, units: i128) -> f64 {
-        let value = match i64::try_from(units) {
-            Ok(small) => small as f64,
-            Err(_) => units as f64,
-        };
-        value * self.granularity()
+        integer_to_f64(units) * self.granularity()
     }
+}
+
+/// `x` as an `f64` with the same instructions for every `x` (no branch on its size, no
+/// 128-bit conversion routine): the magnitude's two 64-bit halves are converted and
+/// added, and the sign bit set. Exact for `|x| < 2⁶⁴` when the value fits 53 bits
+/// (correctly rounded below `2⁶⁴`); above `2⁶⁴` within one unit in the last place of
+/// the nearest `f64` (the halves round separately). Either way an integer, so a
+/// multiple of the grid, and a fixed function of `x`.
+#[inline]
+pub(crate) fn integer_to_f64(x: i128) -> f64 {
+    const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+    let magnitude = x.unsigned_abs();
+    let high = (magnitude >> 64) as u64 as f64 * TWO_POW_64;
+    let value = high + magnitude as u64 as f64;
+    f64::from_bits(value.to_bits() | (u64::from(x < 0) << 63))
 }
 
 /// `2^e` for `e ∈ [-1022, 1023]`, built from its bit pattern (exact).
@@ -111,6 +122,37 @@ pub(crate) fn floor_log2(x: f64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_convert_exactly_below_2_pow_64_and_closely_above() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut cases: Vec<i128> = vec![
+            0,
+            1,
+            -1,
+            (1 << 53) + 1,
+            -(1 << 63),
+            i128::from(u64::MAX),
+            i128::MAX,
+            i128::MIN + 1,
+        ];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let shift = x % 127;
+            cases.push((i128::from(x) << 63 | i128::from(x)) >> shift);
+        }
+        for v in cases.into_iter().flat_map(|v| [v, v.saturating_neg()]) {
+            let (fast, exact) = (integer_to_f64(v), v as f64);
+            if v.unsigned_abs() < 1 << 64 {
+                assert_eq!(fast.to_bits(), exact.to_bits(), "{v}");
+            } else {
+                assert!((fast - exact).abs() <= exact.abs() * f64::EPSILON, "{v}");
+                assert_eq!(fast.fract(), 0.0);
+            }
+        }
+    }
 
     #[test]
     fn floor_log2_matches_definition() {
