@@ -428,8 +428,9 @@ fn pinned_gaussian_outputs_for_a_fixed_seed() {
         (g, i),
         (
             // Re-pinned when the discrete Laplace proposal became draw-independent, and
-            // when the discrete Gaussian's acceptance became one certified word.
-            vec![-2.529368436518824, -1.00650990475736, 2.573777594182515],
+            // when the discrete Gaussian's acceptance became one certified word, and
+            // when the discrete Laplace chunks became 10 bits wide.
+            vec![-4.219936618381438, 0.370491053283911, -0.5731345092104246],
             // σ² = 1/(2·0.125) = 4 exactly (exact-when-representable rounding).
             // Re-pinned when discrete Laplace scales below 16 became one word, and when
             // the proposal scale became ⌈σ⌉ (2 here, was 3).

@@ -70,27 +70,27 @@ fn discrete_laplace_low_digits_are_uniform_at_large_scales() {
     }
 }
 
-/// The chunk tables at a scale where their tilt is visible: at `τ = 5000` the remainder
-/// `R < 2¹⁰` comes from two 5-bit chunk tables, and `Z mod 1024` has the exact law
-/// `Σ_k pmf(r + 1024k)` (summed in `f64` over `|k| ≤ 400`, tail below 1e-100).
-/// Chi-square with 1024 bins, α = `common::ALPHA`, `N` samples.
+/// The chunk tables at a scale where their tilt is visible: at `τ = 20000` the
+/// remainder `R < 2¹²` comes from two 6-bit chunk tables, and `Z mod 4096` has the exact
+/// law `Σ_k pmf(r + 4096k)` (summed in `f64` over `|k| ≤ 1200`, tail below 1e-100).
+/// Chi-square with 4096 bins, α = `common::ALPHA`, `N` samples.
 #[test]
 fn discrete_laplace_residues_match_at_a_two_chunk_scale() {
-    let tau = 5000.0f64;
-    let samples = sample_discrete_laplace(Rational::new(5000, 1).unwrap(), 160);
+    let tau = 20_000.0f64;
+    let samples = sample_discrete_laplace(Rational::new(20_000, 1).unwrap(), 160);
     let alpha = (-1.0 / tau).exp();
     let pmf = |z: i64| (1.0 - alpha) / (1.0 + alpha) * alpha.powi(z.unsigned_abs() as i32);
-    let expected: Vec<f64> = (0..1024i64)
-        .map(|r| (-400..=400i64).map(|k| pmf(r + 1024 * k)).sum())
+    let expected: Vec<f64> = (0..4096i64)
+        .map(|r| (-1200..=1200i64).map(|k| pmf(r + 4096 * k)).sum())
         .collect();
-    let mut counts = vec![0u64; 1024];
+    let mut counts = vec![0u64; 4096];
     for &z in &samples {
-        counts[z.rem_euclid(1024) as usize] += 1;
+        counts[z.rem_euclid(4096) as usize] += 1;
     }
     let total: f64 = expected.iter().sum();
     let expected: Vec<f64> = expected.iter().map(|p| p / total).collect();
     let fit = chi_square(&counts, &expected);
-    println!("τ = 5000, Z mod 1024: {fit:?}");
+    println!("τ = 20000, Z mod 4096: {fit:?}");
     assert!(fit.passes(), "{fit:?}");
 }
 

@@ -14,10 +14,10 @@ static CACHE: OnceLock<Mutex<HashMap<Rational, Arc<Tables>>>> = OnceLock::new();
 /// Most scales kept in [`CACHE`].
 const CACHE_CAPACITY: usize = 256;
 
-/// Most chunks of the remainder (`m ≤ 61` bits, 8 bits per chunk).
-const MAX_CHUNKS: usize = 8;
-/// Bits of the remainder per chunk table (`2⁸ − 1` entries each).
-const CHUNK_BITS: u32 = 8;
+/// Most chunks of the remainder (`m ≤ 61` bits, 10 bits per chunk).
+const MAX_CHUNKS: usize = 7;
+/// Bits of the remainder per chunk table (`2¹⁰ − 1` entries each).
+const CHUNK_BITS: u32 = 10;
 
 /// Exact sampler of the discrete Laplace distribution with rational scale `τ = num/den`
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
@@ -38,7 +38,7 @@ const CHUNK_BITS: u32 = 8;
 ///   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/4` (`M = 1`, `G = Q`,
 ///   for the one-sided [`Geometric`](super::Geometric) below `τ = 16`). `Q` and `R` are
 ///   independent: `Pr[Q ≥ j] = α^(jM)`, and `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, whose
-///   8-bit chunks are in turn independent (`αʳ` factors over the binary digits of
+///   10-bit chunks are in turn independent (`αʳ` factors over the binary digits of
 ///   `r`): chunk `i` with `k` bits and offset `s` has
 ///   `Pr[chunk ≥ c] = (aᶜ − aᴷ)/(1 − aᴷ)`, `a = α^(2ˢ)`, `K = 2ᵏ`. `Q` uses the low 63
 ///   bits of the trial's first word (its top bit is the sign); each chunk one further
@@ -56,11 +56,11 @@ const CHUNK_BITS: u32 = 8;
 ///
 /// **Draw independence.** Below `τ = 16` a sample draws exactly one word (outside the
 /// fallback event `F`, "some comparison needed more words"). Above, every trial draws
-/// exactly `1 + ⌈m/8⌉` words ([`words_per_trial`](Self::words_per_trial)) before
+/// exactly `1 + ⌈m/10⌉` words ([`words_per_trial`](Self::words_per_trial)) before
 /// anything else; the number of trials `N` is geometric with rejection probability
 /// `(1 − α)/2` and, as in any rejection sampler with i.i.d. trials, **independent of
 /// the accepted value**. So, outside `F`, the number of words drawn is
-/// `N·(1 + ⌈m/8⌉)`, statistically independent of `Z`.
+/// `N·(1 + ⌈m/10⌉)`, statistically independent of `Z`.
 ///
 /// **Fallback bound.** A table entry leaves at most two values of its word undecided
 /// (its enclosure is narrower than one unit of the word; asserted at construction in
@@ -68,17 +68,17 @@ const CHUNK_BITS: u32 = 8;
 /// `⌈τ·(63·ln 2 + ln 2)⌉ + 1 ≤ 712` entries, so a sample falls back with probability
 /// `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table has at most `⌈63·ln 2·τ/M⌉ + 1 ≤ 351`
 /// entries (`τ/M < 8`), so its word falls back with probability `≤ 2·351/2⁶³ < 2⁻⁵³`;
-/// each of the `≤ 8` chunk tables has 255 entries, `≤ 2·255/2⁶⁴ < 2⁻⁵⁵` each. A trial
-/// falls back with probability `< 2⁻⁵³ + 8·2⁻⁵⁵ < 2⁻⁵¹` (union bound), and since
-/// `E[N] = 2/(1 + α) ≤ 2`, a sample does with probability `Pr[F] ≤ E[N]·2⁻⁵¹ ≤ 2⁻⁵⁰`,
-/// for every scale.
+/// each of the `≤ 7` chunk tables has at most 1023 entries, `≤ 2·1023/2⁶⁴ < 2⁻⁵³` each.
+/// A trial falls back with probability `< 2⁻⁵³·⁵ + 7·2⁻⁵³ < 2⁻⁵⁰` (union bound), and since
+/// `E[N] = 2/(1 + α) ≤ 1.04` for `τ ≥ 16`, a sample does with probability
+/// `Pr[F] ≤ E[N]·2⁻⁵⁰ < 2⁻⁴⁹`, for every scale.
 ///
-/// **Cost.** One word per sample below `τ = 16`; above, two (`τ < 2¹¹`) to eight words
-/// (`τ ≈ 2⁶³`) per trial and `E[N] ≤ 1.04` trials, e.g. 4 words at `τ = 10⁶`, 6 at
+/// **Cost.** One word per sample below `τ = 16`; above, two (`τ < 2¹³`) to eight words
+/// (`τ ≈ 2⁶³`) per trial and `E[N] ≤ 1.04` trials, e.g. 3 words at `τ = 10⁶`, 5 at
 /// `τ ≈ 2⁴⁰`. In each table a guide-table lookup (one read and at most three
 /// comparisons, the same for every word; logarithmic buckets for the geometric tables,
 /// linear ones for the nearly uniform chunks). Construction computes the tables (at
-/// most `2·712` or `351 + 8·255` certified entries).
+/// most `2·712` or `351 + 7·1023` certified entries).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
@@ -215,7 +215,7 @@ impl DiscreteLaplace {
         self.scale
     }
 
-    /// The number of 64-bit words each trial draws: `1 + ⌈m/8⌉`, a function of the
+    /// The number of 64-bit words each trial draws: `1 + ⌈m/10⌉`, a function of the
     /// scale alone (1 below `τ = 16`). A sample draws `N` times this many (outside the
     /// fallback event), `N ≥ 1` independent of the sample: `N = 1` below `τ = 16`,
     /// `E[N] = 2/(1 + α)` above.
@@ -348,8 +348,8 @@ mod tests {
     /// The premises of the fallback bound: every entry leaves at most two words
     /// undecided; below τ = 16 the `Q` and magnitude tables have at most 712 entries
     /// (one word per sample falls back with probability below 2⁻⁵²); above, the `Q`
-    /// table has at most 351 entries and the chunk tables 255, so a trial falls back
-    /// with probability below 2⁻⁵¹.
+    /// table has at most 351 entries and the chunk tables 1023, so a trial falls back
+    /// with probability below 2⁻⁵⁰.
     #[test]
     fn tables_satisfy_the_fallback_bound_premises() {
         for scale in scales() {
@@ -365,13 +365,13 @@ mod tests {
             } else {
                 assert!(q_len <= 351, "{scale:?}: {q_len}");
                 assert!(
-                    chunks.len() <= MAX_CHUNKS && chunks.iter().all(|&c| c <= 255),
+                    chunks.len() <= MAX_CHUNKS && chunks.iter().all(|&c| c <= 1023),
                     "{scale:?}"
                 );
                 2.0 * q_len as f64 / 2f64.powi(63)
                     + chunks.iter().map(|&c| 2.0 * c as f64).sum::<f64>() / 2f64.powi(64)
             };
-            assert!(bound < 2f64.powi(-51), "{scale:?}: {bound}");
+            assert!(bound < 2f64.powi(-50), "{scale:?}: {bound}");
         }
     }
 

@@ -9,11 +9,11 @@ use rand_core::CryptoRng;
 /// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] above `τ = 16`
 /// (same tables, same scale; `M = 1` below): `G = M·Q + R` by inversion of certified cumulative-distribution tables, one
 /// 63-bit uniform for `Q` (the 64th bit of that word is discarded) and one 64-bit
-/// uniform per 8-bit chunk of `R`, each resolved exactly with further words in the rare
+/// uniform per 10-bit chunk of `R`, each resolved exactly with further words in the rare
 /// case the certified bounds do not decide. No rejection: every sample draws exactly
-/// [`words_per_sample`](Self::words_per_sample) `= 1 + ⌈m/8⌉` words, a function of the
+/// [`words_per_sample`](Self::words_per_sample) `= 1 + ⌈m/10⌉` words, a function of the
 /// scale alone, except on the fallback event, whose probability per sample is below
-/// `2⁻⁵¹` for every scale (the per-trial bound of [`DiscreteLaplace`]). The output
+/// `2⁻⁵⁰` for every scale (the per-trial bound of [`DiscreteLaplace`]). The output
 /// distribution is exact; no floating point is involved.
 ///
 /// ```
@@ -44,7 +44,7 @@ impl Geometric {
         self.tables.scale()
     }
 
-    /// Words drawn per sample (outside the fallback event): `1 + ⌈m/8⌉`.
+    /// Words drawn per sample (outside the fallback event): `1 + ⌈m/10⌉`.
     pub fn words_per_sample(&self) -> usize {
         self.tables.words_per_trial()
     }
