@@ -9,14 +9,17 @@
 //! 1. **Budget first.** The query's total loss (Σ ε of its aggregates, plus the
 //!    selection's (ε, δ)) is charged to a [`dpmech::Accountant`] before anything is
 //!    planned or scanned; a refused charge runs nothing.
-//! 2. **Contribution bounding in the plan.** The rows of each (unit, group) pair are
-//!    aggregated exactly; the pair then counts as at most `max_rows_per_group` rows of
-//!    its own mean (count `min(c, m)`, sum `⌊sum·min(c, m)/c⌋` in grid units: a
-//!    deterministic rule, so sums and counts stay consistent and no rows need sorting),
-//!    and a `ROW_NUMBER` window keeps at most `max_groups` pairs per unit, in a
-//!    uniformly random order keyed by the release (SipHash-2-4 under a key derived from
-//!    the [`ReleaseKey`]), so the choice depends on nothing but the unit's own groups
-//!    and the key.
+//! 2. **Contribution bounding in the plan.** The rows are repartitioned by a fingerprint
+//!    of the unit, so all rows of one unit meet in one partition, and a physical
+//!    operator of the plan (`BoundContributionsExec`, one pass over cache-sized buckets,
+//!    no sort) aggregates each (unit, group) pair exactly; the pair then counts as at
+//!    most `max_rows_per_group` rows of its own mean (count `min(c, m)`, sum
+//!    `⌊sum·min(c, m)/c⌋` in grid units: a deterministic rule, so sums and counts stay
+//!    consistent and no rows need choosing), and at most `max_groups` pairs per unit
+//!    are kept, the first in an order keyed by the release (a SipHash-2-4 key derived
+//!    from the [`ReleaseKey`]), so the choice depends on nothing but the unit's own
+//!    groups and the key. The operator emits exact per-group partials that the engine's
+//!    `GROUP BY` sums.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint — so does text that does not parse;
 //!    ±∞ and out-of-range values clamped)
@@ -35,9 +38,7 @@
 //!
 //! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
 //! grouped SELECT, translated into the bounded plan), plan codecs for distributed
-//! runners (Ballista), ρ-zCDP/Gaussian aggregates, and a bounding plan fast enough for
-//! the 3× overhead target (≈ 6× today on 10⁷ rows, dominated by the window over
-//! the (unit, group) pairs).
+//! runners (Ballista; the bounding operator needs one), and ρ-zCDP/Gaussian aggregates.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
@@ -66,6 +67,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bound;
 mod key;
 mod session;
 pub mod sql;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use datafusion::arrow::array::{Array, Decimal128Array, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
@@ -14,8 +14,9 @@ use dpmech::statistics::Bounds;
 use dpmech::{Accountant, Geometric, PrivacyLoss};
 
 use crate::DpError;
+use crate::bound::{BoundSpec, BoundedTable};
 use crate::key::ReleaseKey;
-use crate::udf::{GridUnits, KeyedRank, PairShare};
+use crate::udf::{GridUnits, UnitFingerprint, fits_i64};
 
 /// How much one privacy unit (one person) may contribute, enforced by the plan before
 /// any aggregation across units: at most `max_groups` groups (L0) per unit — which ones
@@ -34,6 +35,7 @@ pub struct ContributionBounds {
 #[derive(Debug, Clone)]
 struct PrivateTable {
     raw_name: String,
+    schema: datafusion::arrow::datatypes::SchemaRef,
     unit: String,
     bounds: ContributionBounds,
 }
@@ -260,11 +262,13 @@ impl PrivateSession {
             return Err(DpError::Invalid(format!("no privacy-unit column `{unit}`")));
         }
         let raw_name = format!("__dpmech_raw_{}", self.tables.len());
+        let schema = provider.schema();
         self.ctx.register_table(raw_name.as_str(), provider)?;
         self.tables.insert(
             name.to_string(),
             PrivateTable {
                 raw_name,
+                schema,
                 unit: unit.to_string(),
                 bounds,
             },
@@ -315,21 +319,17 @@ impl PrivateSession {
         key: &ReleaseKey,
     ) -> Result<HashMap<Option<String>, Vec<i64>>, DpError> {
         let id = self.releases.fetch_add(1, Ordering::Relaxed);
-        let rank_groups = format!("__dpmech_rank_groups_{id}");
-        let share = format!("__dpmech_share_{id}");
-        self.ctx.register_udf(ScalarUDF::new_from_impl(KeyedRank::new(
-            rank_groups.clone(),
-            "groups",
-            key,
-        )));
-        self.ctx.register_udf(ScalarUDF::new_from_impl(PairShare::new(
-            share.clone(),
-            table.bounds.max_rows_per_group,
-        )));
-        let m = table.bounds.max_rows_per_group;
-        let mut value_columns = Vec::new();
-        let mut pair_sums = String::new();
-        let mut sum_columns = Vec::new();
+        let fingerprint = format!("__dpmech_unit_{id}");
+        self.ctx
+            .register_udf(ScalarUDF::new_from_impl(UnitFingerprint::new(
+                fingerprint.clone(),
+                key,
+            )));
+        let mut select = vec![
+            format!("{fingerprint}({}) AS __f", ident(&table.unit)),
+            format!("{} AS __g", ident(&query.group_by)),
+        ];
+        let mut grid_functions = Vec::new();
         for (j, agg) in query.aggregates.iter().enumerate() {
             if let Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } = agg {
                 let f = format!("__dpmech_units_{id}_{j}");
@@ -340,74 +340,63 @@ impl PrivateSession {
                 )));
                 // TRY_CAST: a text value that does not parse becomes NULL (then the NaN rule),
                 // never a data-dependent error.
-                value_columns.push(format!("TRY_CAST({} AS DOUBLE) AS __v{j}", ident(column)));
-                // A pair's exact sum (DECIMAL(38, 0): no overflow), then its share.
-                let exact = format!("SUM(CAST({f}(__v{j}) AS DECIMAL(38, 0)))");
-                pair_sums.push_str(&if query.unbounded {
-                    format!(", {exact} AS __s{j}")
-                } else {
-                    format!(", {share}({exact}, COUNT(*)) AS __s{j}")
-                });
-                sum_columns.push(format!("__s{j}"));
+                select.push(format!(
+                    "{f}(TRY_CAST({} AS DOUBLE)) AS __v{}",
+                    ident(column),
+                    grid_functions.len()
+                ));
+                grid_functions.push(f);
             }
         }
-        let mut select = vec![
-            format!("{} AS __u", ident(&table.unit)),
-            format!("{} AS __g", ident(&query.group_by)),
-        ];
-        select.extend(value_columns);
         let filter = match &query.keys {
             Keys::Public(keys) if keys.is_empty() => " WHERE FALSE".to_string(),
-            Keys::Public(keys) => format!(
-                " WHERE CAST({} AS VARCHAR) IN ({})",
-                ident(&query.group_by),
-                keys.iter().map(|k| literal(k)).collect::<Vec<_>>().join(", ")
-            ),
+            Keys::Public(keys) => public_key_filter(&query.group_by, &table.schema, keys),
             Keys::Private { .. } => String::new(),
         };
-        // 1. Aggregate each (unit, group) pair exactly; L∞: it counts as at most m rows
-        //    (`LEAST(COUNT(*), m)`) of its own mean (`PairShare`) — a deterministic rule,
-        //    so no choice of rows (and no sort of the rows) is needed.
-        // 2. L0: at most L0 pairs per unit, the first in the keyed order.
-        // 3. Per group: Σ rows, number of pairs (= distinct units), Σ grid units.
-        let pair_count = if query.unbounded {
-            "COUNT(*)".to_string()
-        } else {
-            format!("LEAST(COUNT(*), {m})")
-        };
-        let pairs_kept = if query.unbounded {
-            "SELECT * FROM pairs".to_string()
-        } else {
-            format!(
-                "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY __u ORDER BY {rank_groups}(__u, __g), __g) AS __gr \
-                 FROM pairs) WHERE __gr <= {l0}",
-                l0 = table.bounds.max_groups,
-            )
-        };
-        // Per-group sums in DECIMAL(38, 0) (i128): each pair's share is at most m records
-        // of ~2²¹ units, so no table of fewer than 2¹⁰⁰ rows can overflow it (an Int64 SUM
-        // would wrap silently past 2⁶³ after ~2⁴² rows).
-        let group_sums: String = sum_columns
-            .iter()
-            .map(|c| format!(", SUM(CAST({c} AS DECIMAL(38, 0))) AS {c}"))
-            .collect();
-        let sql = format!(
-            "WITH base AS (SELECT {} FROM {}{filter}), \
-             pairs AS (SELECT __u, __g, {pair_count} AS __c{pair_sums} FROM base GROUP BY __u, __g), \
-             pairs_kept AS ({pairs_kept}) \
-             SELECT __g, SUM(__c) AS __count, COUNT(*) AS __units{group_sums} FROM pairs_kept GROUP BY __g",
-            select.join(", "),
-            ident(&table.raw_name),
-        );
-        let batches = self.ctx.sql(&sql).await?.collect().await;
-        for name in [&rank_groups, &share] {
-            self.ctx.deregister_udf(name);
+        // The rows, read by the public rules: (unit fingerprint, group, records in grid units).
+        let rows = self
+            .ctx
+            .sql(&format!(
+                "SELECT {} FROM {}{filter}",
+                select.join(", "),
+                ident(&table.raw_name)
+            ))
+            .await;
+        let bounded = format!("__dpmech_bounded_{id}");
+        let result = async {
+            // Bounding by the plan's own operator after a repartition by unit (module
+            // `bound`): per group and partition, Σ min(c, m) rows, the number of kept
+            // pairs (= distinct units), Σ pair shares — exact integers.
+            let rows = rows?.create_physical_plan().await?;
+            let spec = BoundSpec {
+                max_groups: table.bounds.max_groups,
+                max_rows: table.bounds.max_rows_per_group,
+                rank_key: key.rank_key("groups"),
+                unbounded: query.unbounded,
+            };
+            self.ctx
+                .register_table(bounded.as_str(), Arc::new(BoundedTable::new(rows, spec)))?;
+            // Per group: the partitions' partials summed exactly (DECIMAL(38, 0), i128: a
+            // pair's share is at most m records of ~2²¹ units, so no table of fewer than
+            // 2¹⁰⁰ rows can overflow it).
+            let sums: String = (0..grid_functions.len())
+                .map(|j| format!(", SUM(CAST(__s{j} AS DECIMAL(38, 0))) AS __s{j}"))
+                .collect();
+            let sql = format!(
+                "SELECT __g, SUM(CAST(__count AS DECIMAL(38, 0))) AS __count, \
+                 SUM(CAST(__units AS DECIMAL(38, 0))) AS __units{sums} FROM {bounded} GROUP BY __g"
+            );
+            self.ctx.sql(&sql).await?.collect().await
         }
-        for j in plan.grid_exp.keys() {
-            self.ctx.deregister_udf(&format!("__dpmech_units_{id}_{j}"));
+        .await;
+        self.ctx.deregister_table(bounded.as_str())?;
+        self.ctx.deregister_udf(&fingerprint);
+        for f in &grid_functions {
+            self.ctx.deregister_udf(f);
         }
+        let batches: Vec<datafusion::arrow::array::RecordBatch> = result?;
         let mut out = HashMap::new();
-        for batch in batches? {
+        for batch in batches {
             let keys = cast(batch.column(0), &DataType::Utf8)?;
             let keys = keys.as_any().downcast_ref::<StringArray>().expect("Utf8");
             let columns: Vec<Vec<i64>> = (1..batch.num_columns())
@@ -440,6 +429,34 @@ fn saturating_i64(column: &datafusion::arrow::array::ArrayRef) -> Result<Vec<i64
             }
         })
         .collect())
+}
+
+/// `WHERE` clause keeping the rows whose group key, as text, is one of `keys`. On a
+/// column of integers it compares numbers (`x = k` exactly when `CAST(x AS VARCHAR) = k`
+/// for the keys that are integers in canonical form; no other key can match), which
+/// spares converting every row to text.
+fn public_key_filter(column: &str, schema: &Schema, keys: &[String]) -> String {
+    let integers = schema
+        .field_with_name(column)
+        .is_ok_and(|f| fits_i64(f.data_type()));
+    if !integers {
+        let list: Vec<String> = keys.iter().map(|k| literal(k)).collect();
+        return format!(
+            " WHERE CAST({} AS VARCHAR) IN ({})",
+            ident(column),
+            list.join(", ")
+        );
+    }
+    let list: Vec<String> = keys
+        .iter()
+        .filter_map(|k| k.parse::<i64>().ok().filter(|v| v.to_string() == *k))
+        .map(|v| v.to_string())
+        .collect();
+    if list.is_empty() {
+        " WHERE FALSE".to_string()
+    } else {
+        format!(" WHERE {} IN ({})", ident(column), list.join(", "))
+    }
 }
 
 /// Quotes an identifier for SQL.
@@ -644,6 +661,28 @@ mod tests {
         assert_eq!(saturating_i64(&wide).unwrap(), vec![i64::MAX, 0, -7, i64::MIN]);
         let counts: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None]));
         assert_eq!(saturating_i64(&counts).unwrap(), vec![3, 0]);
+    }
+
+    #[test]
+    fn public_keys_on_integer_columns_compare_numbers_with_the_same_meaning() {
+        use datafusion::arrow::datatypes::Field;
+        let schema = Schema::new(vec![
+            Field::new("day", DataType::Int32, true),
+            Field::new("name", DataType::Utf8, true),
+        ]);
+        let keys: Vec<String> = ["1", "01", "-3", "+4", "x", "9223372036854775808"]
+            .map(String::from)
+            .into();
+        // Only canonical integers can equal CAST(day AS VARCHAR).
+        assert_eq!(
+            public_key_filter("day", &schema, &keys),
+            " WHERE \"day\" IN (1, -3)"
+        );
+        assert_eq!(public_key_filter("day", &schema, &keys[4..]), " WHERE FALSE");
+        assert_eq!(
+            public_key_filter("name", &schema, &keys[..2]),
+            " WHERE CAST(\"name\" AS VARCHAR) IN ('1', '01')"
+        );
     }
 
     #[test]

@@ -1,19 +1,17 @@
-//! The scalar functions the bounded plan uses: a keyed rank (random, reproducible
-//! choice of rows and groups) and the record rule that puts values on an integer grid.
+//! The scalar functions the bounded plan uses: a keyed fingerprint of the privacy unit
+//! and the record rule that puts values on an integer grid.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, Decimal128Array, Float64Array, Int64Array, StringArray, UInt64Array,
-};
+use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
 use dpmech::statistics::Bounds;
 
-use crate::key::{RankKey, ReleaseKey, SipHash24};
+use crate::key::{RankKey, ReleaseKey};
 
 /// A UDF is identified by its (per-release, unique) name: equality and hashing by name.
 macro_rules! identified_by_name {
@@ -32,11 +30,31 @@ macro_rules! identified_by_name {
     };
 }
 
-/// `name(col, …) → UInt64`: SipHash-2-4 of the columns' text under a key derived from
-/// the release key and a label. Ordering by it is a uniformly random order that depends only on the
-/// key and the values, so the same release recomputes the same choice.
+/// Whether every value of the type is an `i64` (signed integers, unsigned up to 32 bits).
+pub(crate) fn fits_i64(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+    )
+}
+
+/// `name(unit) → UInt64`: the privacy unit's fingerprint, by which the plan
+/// repartitions and bounds (module `bound`). Integers (and floats, by their bits) go
+/// through a keyed bijection of 64-bit words, so distinct values never collide; every
+/// other type is read as text and hashed with SipHash-2-4 under a key derived from the
+/// release key. It depends only on the key and the value (values SQL calls equal —
+/// `−0` and `0`, NaNs — get equal fingerprints), so the same release recomputes the
+/// same fingerprints; distinct units that collide (text, probability ~n²/2⁶⁵) are
+/// bounded together as one, which only tightens each one's contribution. NULL is one
+/// unit of its own fingerprint.
 #[derive(Debug)]
-pub(crate) struct KeyedRank {
+pub(crate) struct UnitFingerprint {
     name: String,
     key: RankKey,
     signature: Signature,
@@ -48,19 +66,29 @@ impl core::fmt::Debug for RankKey {
     }
 }
 
-impl KeyedRank {
-    pub(crate) fn new(name: String, label: &'static str, key: &ReleaseKey) -> Self {
-        KeyedRank {
+impl UnitFingerprint {
+    pub(crate) fn new(name: String, key: &ReleaseKey) -> Self {
+        UnitFingerprint {
             name,
-            key: key.rank_key(label),
-            signature: Signature::variadic_any(Volatility::Immutable),
+            key: key.rank_key("units"),
+            signature: Signature::any(1, Volatility::Immutable),
         }
+    }
+
+    fn text(&self, bytes: &[u8]) -> u64 {
+        let mut h = self.key.hasher();
+        h.part(bytes);
+        h.finish()
     }
 }
 
-identified_by_name!(KeyedRank);
+identified_by_name!(UnitFingerprint);
 
-impl ScalarUDFImpl for KeyedRank {
+/// The part that stands for NULL (no encoded text has this one-byte form: `0xff` alone
+/// is not UTF-8).
+const NULL_PART: &[u8] = &[0xff];
+
+impl ScalarUDFImpl for UnitFingerprint {
     fn name(&self) -> &str {
         &self.name
     }
@@ -71,72 +99,71 @@ impl ScalarUDFImpl for KeyedRank {
         Ok(DataType::UInt64)
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let n = args.number_rows;
-        // Integers hash as 8 bytes, floats as their bits, everything else as text: no
-        // per-row string conversion on the common key types.
-        let columns: Vec<Column> = args
-            .args
-            .iter()
-            .map(|c| Column::new(c.to_array(n)?))
-            .collect::<Result<_>>()?;
-        let ranks: UInt64Array = (0..n)
-            .map(|row| {
-                let mut h = self.key.hasher();
-                for column in &columns {
-                    column.hash_into(row, &mut h);
-                }
-                Some(h.finish())
-            })
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(ranks)))
+        let array = args.args[0].to_array(args.number_rows)?;
+        Ok(ColumnarValue::Array(Arc::new(self.fingerprints(&array)?)))
     }
 }
 
-/// One argument column of [`KeyedRank`], in the representation it is hashed in.
-enum Column {
-    Int(Int64Array),
-    Float(Float64Array),
-    Text(StringArray),
-}
-
-/// The part that stands for NULL (no encoded value has this one-byte form).
-const NULL_PART: &[u8] = &[0xff];
-
-impl Column {
-    fn new(array: ArrayRef) -> Result<Self> {
-        let as_int = |a: &ArrayRef| -> Result<Self> {
-            let c = cast(a, &DataType::Int64)?;
-            Ok(Column::Int(
-                c.as_any().downcast_ref::<Int64Array>().expect("Int64").clone(),
-            ))
+impl UnitFingerprint {
+    /// The fingerprints of a column of units.
+    fn fingerprints(&self, array: &ArrayRef) -> Result<UInt64Array> {
+        let null = self.text(NULL_PART);
+        let words = |words: &[u64], valid: &dyn Fn(usize) -> bool| -> UInt64Array {
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| if valid(i) { self.key.permute(w) } else { null })
+                .collect::<Vec<u64>>()
+                .into()
         };
-        Ok(match array.data_type() {
-            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => as_int(&array)?,
-            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 => as_int(&array)?,
+        let valid = |i: usize| array.is_valid(i);
+        let fingerprints = match array.data_type() {
+            t if fits_i64(t) || t == &DataType::UInt64 => {
+                let wide = if array.data_type() == &DataType::UInt64 {
+                    array.clone()
+                } else {
+                    cast(array, &DataType::Int64)?
+                };
+                let bits: Vec<u64> = match wide.as_any().downcast_ref::<Int64Array>() {
+                    Some(a) => a.values().iter().map(|&v| v as u64).collect(),
+                    None => wide
+                        .as_any()
+                        .downcast_ref::<UInt64Array>()
+                        .expect("UInt64")
+                        .values()
+                        .to_vec(),
+                };
+                words(&bits, &valid)
+            }
             DataType::Float32 | DataType::Float64 => {
-                let c = cast(&array, &DataType::Float64)?;
-                Column::Float(
-                    c.as_any()
-                        .downcast_ref::<Float64Array>()
-                        .expect("Float64")
-                        .clone(),
-                )
+                let c = cast(array, &DataType::Float64)?;
+                let c = c.as_any().downcast_ref::<Float64Array>().expect("Float64");
+                // Values SQL calls equal get one fingerprint: −0 as 0, every NaN as one NaN.
+                let bits: Vec<u64> = c
+                    .values()
+                    .iter()
+                    .map(|&v| {
+                        let v = if v == 0.0 {
+                            0.0
+                        } else if v.is_nan() {
+                            f64::NAN
+                        } else {
+                            v
+                        };
+                        v.to_bits()
+                    })
+                    .collect();
+                words(&bits, &valid)
             }
             _ => {
-                let c = cast(&array, &DataType::Utf8)?;
-                Column::Text(c.as_any().downcast_ref::<StringArray>().expect("Utf8").clone())
+                let c = cast(array, &DataType::Utf8)?;
+                let c = c.as_any().downcast_ref::<StringArray>().expect("Utf8");
+                c.iter()
+                    .map(|v| Some(v.map_or(null, |t| self.text(t.as_bytes()))))
+                    .collect()
             }
-        })
-    }
-
-    /// Appends the row's value as one part (NULL as [`NULL_PART`]).
-    fn hash_into(&self, row: usize, h: &mut SipHash24) {
-        match self {
-            Column::Int(a) if a.is_valid(row) => h.part(&a.value(row).to_le_bytes()),
-            Column::Float(a) if a.is_valid(row) => h.part(&a.value(row).to_bits().to_le_bytes()),
-            Column::Text(a) if a.is_valid(row) => h.part(a.value(row).as_bytes()),
-            _ => h.part(NULL_PART),
-        }
+        };
+        Ok(fingerprints)
     }
 }
 
@@ -189,110 +216,96 @@ impl ScalarUDFImpl for GridUnits {
             .as_any()
             .downcast_ref::<Float64Array>()
             .expect("signature: Float64");
-        let units: Int64Array = values
-            .iter()
-            .map(|v| Some(Self::units(&self.bounds, self.grid_exp, v)))
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(units)))
+        Ok(ColumnarValue::Array(Arc::new(self.column(values))))
     }
 }
 
-/// `name(sum DECIMAL(38, 0), count BIGINT) → BIGINT`: the contribution of one (unit,
-/// group) pair of `count` records summing to `sum` grid units, when at most `m` records
-/// count: `⌊sum·min(count, m)/count⌋` toward zero — `min(count, m)` records of the
-/// pair's own mean, so a sum and a count of the same pairs stay consistent. Exact in
-/// `i128`, saturated to `i64`; its absolute value is at most `m` times the largest
-/// record, whatever the data. Total: no record can cause an error.
-#[derive(Debug)]
-pub(crate) struct PairShare {
-    name: String,
-    max_rows: i64,
-    signature: Signature,
-}
-
-impl PairShare {
-    pub(crate) fn new(name: String, max_rows: u32) -> Self {
-        PairShare {
-            name,
-            max_rows: i64::from(max_rows),
-            signature: Signature::exact(
-                vec![DataType::Decimal128(38, 0), DataType::Int64],
-                Volatility::Immutable,
-            ),
-        }
-    }
-
-    /// One pair's share.
-    pub(crate) fn share(sum: i128, count: i64, max_rows: i64) -> i64 {
-        if count <= 0 {
-            return 0;
-        }
-        let kept = i128::from(count.min(max_rows));
-        let share = sum
-            .checked_mul(kept)
-            .map_or(if sum < 0 { i128::MIN } else { i128::MAX }, |scaled| {
-                scaled / i128::from(count)
-            });
-        share.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
-    }
-}
-
-identified_by_name!(PairShare);
-
-impl ScalarUDFImpl for PairShare {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let n = args.number_rows;
-        let sums = args.args[0].to_array(n)?;
-        let counts = args.args[1].to_array(n)?;
-        let sums = sums
-            .as_any()
-            .downcast_ref::<Decimal128Array>()
-            .expect("signature: Decimal128");
-        let counts = counts
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("signature: Int64");
-        let shares: Int64Array = (0..n)
-            .map(|i| {
-                let sum = if sums.is_null(i) { 0 } else { sums.value(i) };
-                let count = if counts.is_null(i) { 0 } else { counts.value(i) };
-                Some(Self::share(sum, count, self.max_rows))
-            })
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(shares)))
+impl GridUnits {
+    /// [`units`](Self::units) of every value, with the scale computed once.
+    fn column(&self, values: &Float64Array) -> Int64Array {
+        let scale = f64::from(-self.grid_exp).exp2();
+        let rule = |v: f64| (self.bounds.read(v) * scale).round_ties_even() as i64;
+        let missing = rule(f64::NAN);
+        let units: Vec<i64> = match values.nulls() {
+            None => values.values().iter().map(|&v| rule(v)).collect(),
+            Some(nulls) => values
+                .values()
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| if nulls.is_valid(i) { rule(v) } else { missing })
+                .collect(),
+        };
+        Int64Array::from(units)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::PairShare;
+    use super::*;
+    use datafusion::arrow::array::Int32Array;
+
+    fn fingerprints(f: &UnitFingerprint, array: ArrayRef) -> Vec<u64> {
+        f.fingerprints(&array).unwrap().values().to_vec()
+    }
 
     #[test]
-    fn a_pair_counts_as_at_most_m_records_of_its_own_mean() {
-        // At most m records: unchanged.
-        assert_eq!(PairShare::share(30, 2, 2), 30);
-        assert_eq!(PairShare::share(-7, 1, 3), -7);
-        // More: m records of the pair's mean, truncated toward zero.
-        assert_eq!(PairShare::share(100 * 10, 100, 2), 20);
-        assert_eq!(PairShare::share(1001, 100, 2), 20);
-        assert_eq!(PairShare::share(-1001, 100, 2), -20);
-        // Never beyond m times the largest record, whatever the records.
-        for (sum, count) in [(i128::from(i64::MAX), 3i64), (37, 5), (-(1 << 21) * 9, 9)] {
-            let largest = (sum.abs() + i128::from(count) - 1) / i128::from(count);
-            assert!(i128::from(PairShare::share(sum, count, 2)).abs() <= 2 * largest);
-        }
-        // Absurd inputs saturate instead of failing.
-        assert_eq!(PairShare::share(i128::MAX, 1, 4), i64::MAX);
-        assert_eq!(PairShare::share(i128::MIN, 1, 4), i64::MIN);
-        assert_eq!(PairShare::share(5, 0, 4), 0);
+    fn fingerprints_are_equal_exactly_for_values_sql_calls_equal() {
+        let f = UnitFingerprint::new("f".into(), &ReleaseKey::from_bytes_insecure([9; 32]));
+        // Integers: a bijection, whatever the width; NULL has its own fingerprint.
+        let ints = fingerprints(
+            &f,
+            Arc::new(Int64Array::from(vec![Some(1), Some(2), None, Some(1)])),
+        );
+        let narrow = fingerprints(
+            &f,
+            Arc::new(Int32Array::from(vec![Some(1), Some(2), None, Some(1)])),
+        );
+        assert_eq!(ints, narrow);
+        assert_eq!(ints[0], ints[3]);
+        assert_ne!(ints[0], ints[1]);
+        assert_ne!(ints[2], ints[0]);
+        assert_ne!(ints[2], ints[1]);
+        // Floats: −0 = 0 and every NaN alike, as SQL groups them.
+        let floats = fingerprints(
+            &f,
+            Arc::new(Float64Array::from(vec![0.0, -0.0, f64::NAN, -f64::NAN, 1.5])),
+        );
+        assert_eq!(floats[0], floats[1]);
+        assert_eq!(floats[2], floats[3]);
+        assert_ne!(floats[0], floats[4]);
+        // Text, keyed: another release key gives other fingerprints.
+        let texts = fingerprints(
+            &f,
+            Arc::new(StringArray::from(vec![Some("u1"), Some("u1"), Some("u2"), None])),
+        );
+        assert_eq!(texts[0], texts[1]);
+        assert_ne!(texts[0], texts[2]);
+        assert_eq!(texts[3], ints[2]);
+        let other = UnitFingerprint::new("f".into(), &ReleaseKey::from_bytes_insecure([8; 32]));
+        assert_ne!(
+            fingerprints(&other, Arc::new(StringArray::from(vec!["u1"])))[0],
+            texts[0]
+        );
+    }
+
+    #[test]
+    fn grid_units_follow_the_record_rule_for_every_value() {
+        let bounds = Bounds::new(0.0, 10.0).unwrap();
+        let e = -4;
+        let values = [
+            Some(1.03),
+            None,
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            Some(-3.0),
+            Some(20.0),
+        ];
+        let expected: Vec<i64> = values.iter().map(|&v| GridUnits::units(&bounds, e, v)).collect();
+        // Midpoint 5 for NULL and NaN, clamped ends, 1.03 rounded to the nearest 1/16.
+        assert_eq!(expected, vec![16, 80, 80, 160, 0, 160]);
+        assert_eq!(
+            GridUnits::units(&bounds, e, Some(1.03)),
+            (1.03f64 * 16.0).round_ties_even() as i64
+        );
     }
 }

@@ -19,8 +19,14 @@ use dpmech::{Accountant, Error};
 use dpmech_datafusion::{ContributionBounds, DpError, GroupedQuery, PrivateSession, Release, ReleaseKey};
 use rand_core::Rng;
 
-/// Rows `(user, day, duration)`.
+/// Rows `(user, day, duration)`, in one input partition.
 fn table(rows: &[(String, String, f64)]) -> Arc<MemTable> {
+    table_in_partitions(rows, 1)
+}
+
+/// Rows `(user, day, duration)`, their batches of 97 rows dealt over `partitions` input
+/// partitions in turn.
+fn table_in_partitions(rows: &[(String, String, f64)], partitions: usize) -> Arc<MemTable> {
     let schema = Arc::new(Schema::new(vec![
         Field::new("user_id", DataType::Utf8, false),
         Field::new("day", DataType::Utf8, true),
@@ -36,11 +42,11 @@ fn table(rows: &[(String, String, f64)]) -> Arc<MemTable> {
     )
     .unwrap();
     // Several batches so that repartitioning has something to split.
-    let chunks: Vec<RecordBatch> = (0..batch.num_rows())
-        .step_by(97)
-        .map(|start| batch.slice(start, 97.min(batch.num_rows() - start)))
-        .collect();
-    Arc::new(MemTable::try_new(schema, vec![chunks]).unwrap())
+    let mut parts = vec![Vec::new(); partitions];
+    for (i, start) in (0..batch.num_rows()).step_by(97).enumerate() {
+        parts[i % partitions].push(batch.slice(start, 97.min(batch.num_rows() - start)));
+    }
+    Arc::new(MemTable::try_new(schema, parts).unwrap())
 }
 
 /// 300 users over 5 days, a few rows each, deterministic.
@@ -93,7 +99,13 @@ fn one_release_key_gives_bit_identical_results_at_1_4_16_partitions() {
     let rows = visits();
     let results: Vec<Release> = [1, 4, 16]
         .iter()
-        .map(|&p| release(&session(table(&rows), p, 100.0), &query(), [1; 32]))
+        .map(|&p| {
+            release(
+                &session(table_in_partitions(&rows, 3), p, 100.0),
+                &query(),
+                [1; 32],
+            )
+        })
         .collect();
     for r in &results[1..] {
         assert_eq!(r, &results[0], "partitioning changed a released value");
@@ -108,6 +120,32 @@ fn one_release_key_gives_bit_identical_results_at_1_4_16_partitions() {
     assert_eq!(keys, ["d0", "d1", "d2", "d3", "d4", "d9"]);
     for row in &results[0].rows {
         println!("{:?}: {:?}", row.key, row.values);
+    }
+}
+
+#[test]
+fn a_unit_whose_rows_span_input_partitions_is_bounded_once() {
+    // One unit with 97 rows in each of 5 days: its batches are dealt over 3 input
+    // partitions, so only a repartition by unit brings them together.
+    let rows: Vec<(String, String, f64)> = (0..5 * 97)
+        .map(|i| ("u0".to_string(), format!("d{}", i / 97), 1.0))
+        .collect();
+    let provider = table_in_partitions(&rows, 3);
+    // ε = 2000 over L0 = 2 cells of sensitivity 1: the discrete Laplace noise is non-zero
+    // with probability 2e^(−1000)/(1 + e^(−1000)) per cell, i.e. never.
+    let q = GroupedQuery::new("visits", "day")
+        .public_keys(["d0", "d1", "d2", "d3", "d4"])
+        .count(2000.0);
+    for partitions in [1, 2, 4, 16] {
+        let r = release(&session(provider.clone(), partitions, 1e4), &q, [5; 32]);
+        let counts: Vec<f64> = r.rows.iter().map(|row| row.values[0].value).collect();
+        let total: f64 = counts.iter().sum();
+        let limit = f64::from(BOUNDS.max_groups * BOUNDS.max_rows_per_group);
+        assert_eq!(total, limit, "{partitions} partitions: counts {counts:?}");
+        assert_eq!(
+            counts.iter().filter(|&&c| c != 0.0).count(),
+            BOUNDS.max_groups as usize
+        );
     }
 }
 
