@@ -156,7 +156,7 @@ pub(crate) struct BoundContributionsExec {
 }
 
 impl BoundContributionsExec {
-    fn try_new(
+    pub(crate) fn try_new(
         input: Arc<dyn ExecutionPlan>,
         spec: BoundSpec,
         projection: Option<Vec<usize>>,
@@ -181,6 +181,18 @@ impl BoundContributionsExec {
             full_schema,
             properties,
         })
+    }
+}
+
+impl BoundContributionsExec {
+    /// The public parameters (and rank key) of the bounding.
+    pub(crate) fn spec(&self) -> &BoundSpec {
+        &self.spec
+    }
+
+    /// The output columns, if projected.
+    pub(crate) fn projection(&self) -> Option<&[usize]> {
+        self.projection.as_deref()
     }
 }
 

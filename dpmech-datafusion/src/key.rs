@@ -80,6 +80,16 @@ impl RankKey {
         mix(x ^ self.0)
     }
 
+    /// The key's two words (the plan codec's encoding).
+    pub(crate) fn words(&self) -> (u64, u64) {
+        (self.0, self.1)
+    }
+
+    /// A key from its two words.
+    pub(crate) fn from_words(k0: u64, k1: u64) -> Self {
+        RankKey(k0, k1)
+    }
+
     /// A hasher to feed parts into.
     pub(crate) fn hasher(&self) -> SipHash24 {
         SipHash24::new(self.0, self.1)

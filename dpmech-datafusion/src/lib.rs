@@ -36,9 +36,14 @@
 //! ([`PrivateSession::sql`], module [`sql`]): `SELECT day, dp_count(0.5),
 //! dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`.
 //!
+//! 5. **Plans that travel.** The physical plan of a release serialises with
+//!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
+//!    and functions, so a distributed runner (Ballista) can ship every stage to its
+//!    executors, and the decoded plan releases bit-identical values.
+//!
 //! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
-//! grouped SELECT, translated into the bounded plan), plan codecs for distributed
-//! runners (Ballista; the bounding operator needs one), and ρ-zCDP/Gaussian aggregates.
+//! grouped SELECT, translated into the bounded plan) or the DataFrame API, and
+//! ρ-zCDP/Gaussian aggregates.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
@@ -68,11 +73,13 @@
 #![forbid(unsafe_code)]
 
 mod bound;
+mod codec;
 mod key;
 mod session;
 pub mod sql;
 mod udf;
 
+pub use codec::DpmechCodec;
 pub use key::ReleaseKey;
 pub use session::{
     Aggregate, ContributionBounds, GroupedQuery, Keys, PrivateSession, Release, ReleasedRow, ReleasedValue,

@@ -10,11 +10,15 @@ use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionContext;
+use datafusion_proto::bytes::{
+    physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+};
 use dpmech::statistics::Bounds;
 use dpmech::{Accountant, Geometric, PrivacyLoss};
 
 use crate::DpError;
 use crate::bound::{BoundSpec, BoundedTable};
+use crate::codec::DpmechCodec;
 use crate::key::ReleaseKey;
 use crate::udf::{GridUnits, UnitFingerprint, fits_i64};
 
@@ -218,6 +222,7 @@ pub struct PrivateSession {
     accountant: Arc<Accountant>,
     tables: HashMap<String, PrivateTable>,
     releases: AtomicU64,
+    ship_through_codec: bool,
 }
 
 impl core::fmt::Debug for PrivateSession {
@@ -238,7 +243,15 @@ impl PrivateSession {
             accountant,
             tables: HashMap::new(),
             releases: AtomicU64::new(0),
+            ship_through_codec: false,
         }
+    }
+
+    /// Test knob: encode every physical plan to bytes with [`DpmechCodec`] and decode it
+    /// before running it, as a distributed runner (Ballista) ships plans to executors.
+    #[doc(hidden)]
+    pub fn ship_plans_through_codec_for_tests(&mut self) {
+        self.ship_through_codec = true;
     }
 
     /// The accountant releases are charged to.
@@ -386,7 +399,16 @@ impl PrivateSession {
                 "SELECT __g, SUM(CAST(__count AS DECIMAL(38, 0))) AS __count, \
                  SUM(CAST(__units AS DECIMAL(38, 0))) AS __units{sums} FROM {bounded} GROUP BY __g"
             );
-            self.ctx.sql(&sql).await?.collect().await
+            let plan = self.ctx.sql(&sql).await?.create_physical_plan().await?;
+            let plan = if self.ship_through_codec {
+                // As a distributed runner would: the whole physical plan to protobuf bytes
+                // and back, this crate's nodes and functions through `DpmechCodec`.
+                let bytes = physical_plan_to_bytes_with_extension_codec(plan, &DpmechCodec)?;
+                physical_plan_from_bytes_with_extension_codec(&bytes, &self.ctx.task_ctx(), &DpmechCodec)?
+            } else {
+                plan
+            };
+            datafusion::physical_plan::collect(plan, self.ctx.task_ctx()).await
         }
         .await;
         self.ctx.deregister_table(bounded.as_str())?;

@@ -68,11 +68,20 @@ impl core::fmt::Debug for RankKey {
 
 impl UnitFingerprint {
     pub(crate) fn new(name: String, key: &ReleaseKey) -> Self {
+        Self::from_key(name, key.rank_key("units"))
+    }
+
+    /// With the derived key itself (the plan codec's decoding).
+    pub(crate) fn from_key(name: String, key: RankKey) -> Self {
         UnitFingerprint {
             name,
-            key: key.rank_key("units"),
+            key,
             signature: Signature::any(1, Volatility::Immutable),
         }
+    }
+
+    pub(crate) fn key(&self) -> &RankKey {
+        &self.key
     }
 
     fn text(&self, bytes: &[u8]) -> u64 {
@@ -188,6 +197,14 @@ impl GridUnits {
             grid_exp,
             signature: Signature::exact(vec![DataType::Float64], Volatility::Immutable),
         }
+    }
+
+    pub(crate) fn bounds(&self) -> &Bounds {
+        &self.bounds
+    }
+
+    pub(crate) fn grid_exp(&self) -> i32 {
+        self.grid_exp
     }
 
     /// One record in units of `g`.

@@ -149,6 +149,35 @@ fn a_unit_whose_rows_span_input_partitions_is_bounded_once() {
     }
 }
 
+#[test]
+fn plans_shipped_through_the_plan_codec_release_bit_identical_values() {
+    // What a distributed runner does: the physical plan (scan, repartition by unit,
+    // bounding operator, per-row functions, aggregates) to protobuf bytes and back,
+    // then run. Public and private keys, at 1 and 4 target partitions.
+    let rows = visits();
+    let private = GroupedQuery::new("visits", "day")
+        .private_keys(0.5, 1e-3)
+        .count(0.5)
+        .mean("duration", Bounds::new(0.0, 1000.0).unwrap(), 0.5);
+    let session = |partitions: usize| {
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
+        let mut s = PrivateSession::new(ctx, Arc::new(Accountant::approximate(100.0, 0.5).unwrap()));
+        s.register_private("visits", table_in_partitions(&rows, 3), "user_id", BOUNDS)
+            .unwrap();
+        s
+    };
+    for q in [query(), private] {
+        for partitions in [1, 4] {
+            let direct = release(&session(partitions), &q, [6; 32]);
+            let mut shipped = session(partitions);
+            shipped.ship_plans_through_codec_for_tests();
+            let shipped = release(&shipped, &q, [6; 32]);
+            assert!(!direct.rows.is_empty());
+            assert_eq!(shipped, direct, "{partitions} partitions");
+        }
+    }
+}
+
 /// A table provider that counts its scans.
 #[derive(Debug)]
 struct CountingTable {

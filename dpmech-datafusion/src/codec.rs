@@ -1,0 +1,228 @@
+//! The plan codec: how a bounded plan travels to distributed executors.
+//!
+//! DataFusion serialises physical plans as protobuf (`datafusion-proto`); a distributed
+//! runner such as Ballista ships each stage that way. The standard nodes (scans,
+//! repartitions, aggregates) need nothing; this crate's own parts go through
+//! [`DpmechCodec`]: the bounding operator (its bounds and its rank key) and the two
+//! per-row functions (the unit fingerprint with its key, the grid-unit rule with its
+//! bounds and grid). Register it wherever the plan is decoded (for Ballista: the
+//! scheduler's and executors' physical codec).
+//!
+//! The encoding is a tag byte and fixed-width little-endian fields. It carries the
+//! release's derived keys — executors see the raw rows anyway, so they are trusted, but
+//! the bytes must not be logged or kept beyond the release.
+
+use std::sync::Arc;
+
+use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use dpmech::statistics::Bounds;
+
+use crate::bound::{BoundContributionsExec, BoundSpec};
+use crate::key::RankKey;
+use crate::udf::{GridUnits, UnitFingerprint};
+
+const BOUND_EXEC: u8 = 1;
+const UNIT_FINGERPRINT: u8 = 2;
+const GRID_UNITS: u8 = 3;
+
+/// The physical extension codec of `dpmech-datafusion` plans (see the module docs).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DpmechCodec;
+
+impl PhysicalExtensionCodec for DpmechCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        _ctx: &TaskContext,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut r = Reader(buf);
+        if r.u8()? != BOUND_EXEC || inputs.len() != 1 {
+            return Err(malformed());
+        }
+        let spec = BoundSpec {
+            max_groups: r.u32()?,
+            max_rows: r.u32()?,
+            rank_key: RankKey::from_words(r.u64()?, r.u64()?),
+            unbounded: r.u8()? != 0,
+        };
+        let projection = match r.u8()? {
+            0 => None,
+            _ => Some(
+                (0..r.u32()?)
+                    .map(|_| Ok(r.u32()? as usize))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+        };
+        r.end()?;
+        Ok(Arc::new(BoundContributionsExec::try_new(
+            inputs[0].clone(),
+            spec,
+            projection,
+        )?))
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        _proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let Some(exec) = node.downcast_ref::<BoundContributionsExec>() else {
+            return Err(DataFusionError::NotImplemented(format!(
+                "DpmechCodec cannot encode {}",
+                node.name()
+            )));
+        };
+        let (spec, projection) = (exec.spec(), exec.projection());
+        buf.push(BOUND_EXEC);
+        buf.extend(spec.max_groups.to_le_bytes());
+        buf.extend(spec.max_rows.to_le_bytes());
+        let (k0, k1) = spec.rank_key.words();
+        buf.extend(k0.to_le_bytes());
+        buf.extend(k1.to_le_bytes());
+        buf.push(u8::from(spec.unbounded));
+        match projection {
+            None => buf.push(0),
+            Some(p) => {
+                buf.push(1);
+                buf.extend((p.len() as u32).to_le_bytes());
+                for &i in p {
+                    buf.extend((i as u32).to_le_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        let mut r = Reader(buf);
+        let udf = match r.u8()? {
+            UNIT_FINGERPRINT => ScalarUDF::new_from_impl(UnitFingerprint::from_key(
+                name.to_string(),
+                RankKey::from_words(r.u64()?, r.u64()?),
+            )),
+            GRID_UNITS => {
+                let (lower, upper, nan) = (r.f64()?, r.f64()?, r.f64()?);
+                let bounds = Bounds::new(lower, upper)
+                    .and_then(|b| b.impute_nan(nan))
+                    .map_err(|e| DataFusionError::Internal(format!("DpmechCodec: {e}")))?;
+                ScalarUDF::new_from_impl(GridUnits::new(name.to_string(), bounds, r.i32()?))
+            }
+            _ => return Err(malformed()),
+        };
+        r.end()?;
+        Ok(Arc::new(udf))
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        if let Some(f) = node.inner().downcast_ref::<UnitFingerprint>() {
+            let (k0, k1) = f.key().words();
+            buf.push(UNIT_FINGERPRINT);
+            buf.extend(k0.to_le_bytes());
+            buf.extend(k1.to_le_bytes());
+        } else if let Some(g) = node.inner().downcast_ref::<GridUnits>() {
+            let b = g.bounds();
+            buf.push(GRID_UNITS);
+            for v in [b.lower(), b.upper(), b.nan_value()] {
+                buf.extend(v.to_le_bytes());
+            }
+            buf.extend(g.grid_exp().to_le_bytes());
+        }
+        // Other functions: nothing (DataFusion encodes them by name).
+        Ok(())
+    }
+}
+
+fn malformed() -> DataFusionError {
+    DataFusionError::Internal("DpmechCodec: malformed encoding".into())
+}
+
+/// A cursor over the encoded bytes.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>().ok_or_else(malformed)?;
+        self.0 = rest;
+        Ok(*head)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take::<1>()?[0])
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+    fn i32(&mut self) -> Result<i32> {
+        Ok(i32::from_le_bytes(self.take()?))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+    fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.take()?))
+    }
+    fn end(&self) -> Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(malformed())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn functions_round_trip_and_malformed_bytes_are_errors_not_panics() {
+        let key = crate::ReleaseKey::from_bytes_insecure([4; 32]);
+        let bounds = Bounds::new(-2.0, 6.0).unwrap().impute_nan(1.5).unwrap();
+        for udf in [
+            ScalarUDF::new_from_impl(UnitFingerprint::new("fp".into(), &key)),
+            ScalarUDF::new_from_impl(GridUnits::new("grid".into(), bounds, -7)),
+        ] {
+            let mut buf = Vec::new();
+            DpmechCodec.try_encode_udf(&udf, &mut buf).unwrap();
+            let back = DpmechCodec.try_decode_udf(udf.name(), &buf).unwrap();
+            let mut again = Vec::new();
+            DpmechCodec.try_encode_udf(&back, &mut again).unwrap();
+            assert_eq!(again, buf, "{}", udf.name());
+            // Every truncation and a trailing byte are refused.
+            for cut in 0..buf.len() {
+                assert!(DpmechCodec.try_decode_udf("x", &buf[..cut]).is_err());
+            }
+            buf.push(0);
+            assert!(DpmechCodec.try_decode_udf("x", &buf).is_err());
+        }
+        let decoded = DpmechCodec
+            .try_decode_udf("grid", &{
+                let mut buf = Vec::new();
+                DpmechCodec
+                    .try_encode_udf(
+                        &ScalarUDF::new_from_impl(GridUnits::new("grid".into(), bounds, -7)),
+                        &mut buf,
+                    )
+                    .unwrap();
+                buf
+            })
+            .unwrap();
+        let g = decoded.inner().downcast_ref::<GridUnits>().unwrap();
+        assert_eq!(
+            (
+                g.bounds().lower(),
+                g.bounds().upper(),
+                g.bounds().nan_value(),
+                g.grid_exp()
+            ),
+            (-2.0, 6.0, 1.5, -7)
+        );
+        assert!(DpmechCodec.try_decode_udf("x", &[9]).is_err());
+    }
+}
