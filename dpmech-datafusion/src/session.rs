@@ -259,8 +259,9 @@ impl PrivateSession {
         &self.accountant
     }
 
-    /// Registers `provider` (CSV, Parquet, memory, any [`TableProvider`]) as the private
-    /// table `name`, whose rows belong to the privacy unit in column `unit`.
+    /// Registers `provider` (CSV, Parquet, memory, any [`TableProvider`]; a DataFusion
+    /// `DataFrame` through `DataFrame::into_view`) as the private table `name`, whose
+    /// rows belong to the privacy unit in column `unit`.
     pub fn register_private(
         &mut self,
         name: &str,

@@ -363,6 +363,35 @@ fn sql_text_is_the_same_release_as_the_builder() {
 }
 
 #[test]
+fn a_dataframe_registers_as_a_private_table() {
+    // A DataFrame (here: the rows of users below u200, the durations halved) as the
+    // private table, against a memory table holding the same rows.
+    use datafusion::prelude::{col, lit};
+    let rows = visits();
+    let ctx = SessionContext::new();
+    let frame = ctx
+        .read_table(table_in_partitions(&rows, 3))
+        .unwrap()
+        .filter(col("user_id").lt(lit("u200")))
+        .unwrap()
+        .select(vec![
+            col("user_id"),
+            col("day"),
+            (col("duration") / lit(2.0)).alias("duration"),
+        ])
+        .unwrap();
+    let same: Vec<(String, String, f64)> = rows
+        .iter()
+        .filter(|r| r.0.as_str() < "u200")
+        .map(|r| (r.0.clone(), r.1.clone(), r.2 / 2.0))
+        .collect();
+    assert!(same.len() < rows.len());
+    let from_frame = release(&session(frame.into_view(), 4, 100.0), &query(), [8; 32]);
+    let from_table = release(&session(table(&same), 4, 100.0), &query(), [8; 32]);
+    assert_eq!(from_frame, from_table);
+}
+
+#[test]
 fn sql_outside_the_private_form_is_refused_before_any_charge() {
     let rows = visits();
     let s = session(table(&rows), 2, 1.0);
