@@ -41,9 +41,13 @@
 //!    and functions, so a distributed runner (Ballista) can ship every stage to its
 //!    executors, and the decoded plan releases bit-identical values.
 //!
+//! Aggregates are ε-DP with discrete Laplace noise, or ρ-zCDP with discrete Gaussian
+//! noise ([`GroupedQuery::zcdp`], public keys). A DataFusion `DataFrame` registers as a
+//! private table through `DataFrame::into_view`.
+//!
 //! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
-//! grouped SELECT, translated into the bounded plan) or the DataFrame API, and
-//! ρ-zCDP/Gaussian aggregates.
+//! grouped SELECT, translated into the bounded plan) or inside DataFusion's own
+//! `DataFrame::aggregate`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {

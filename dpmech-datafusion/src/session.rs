@@ -13,8 +13,9 @@ use datafusion::prelude::SessionContext;
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
+use dpmech::privacy::round;
 use dpmech::statistics::Bounds;
-use dpmech::{Accountant, Geometric, PrivacyLoss};
+use dpmech::{Accountant, DiscreteGaussian, Geometric, PrivacyLoss};
 
 use crate::DpError;
 use crate::bound::{BoundSpec, BoundedTable};
@@ -97,6 +98,8 @@ pub struct GroupedQuery {
     group_by: String,
     keys: Keys,
     aggregates: Vec<Aggregate>,
+    /// The aggregates' parameters are ρ (ρ-zCDP, discrete Gaussian noise), not ε.
+    zcdp: bool,
     /// Test-only: skip contribution bounding (the negative control of the audits).
     unbounded: bool,
 }
@@ -111,8 +114,21 @@ impl GroupedQuery {
             group_by: group_by.to_string(),
             keys: Keys::Public(Vec::new()),
             aggregates: Vec::new(),
+            zcdp: false,
             unbounded: false,
         }
+    }
+
+    /// **ρ-zCDP instead of ε-DP**: every aggregate's parameter (`count(0.5)` …) is read
+    /// as its ρ, and each cell gets discrete Gaussian noise with `σ² = L0·Δ∞²/(2ρ)`
+    /// (Canonne, Kamath & Steinke 2020: one unit moves at most L0 cells by at most
+    /// `Δ∞` each, an L2 sensitivity of `√L0·Δ∞`; the per-cell ρ/L0 is rounded down).
+    /// The release is charged `PrivacyLoss::zcdp(Σρ)`, so the accountant must take
+    /// zCDP charges. Public keys only: a query with private keys is refused before
+    /// anything is charged.
+    pub fn zcdp(mut self) -> Self {
+        self.zcdp = true;
+        self
     }
 
     /// Releases exactly these keys.
@@ -161,23 +177,38 @@ impl GroupedQuery {
         self
     }
 
-    /// The total guarantee: Σ ε of the aggregates (+ the selection's (ε, δ)).
+    /// The total guarantee: Σ ε of the aggregates (+ the selection's (ε, δ)), or Σ ρ
+    /// under [`zcdp`](Self::zcdp); sums rounded up.
     pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
         if self.aggregates.is_empty() {
             return Err(DpError::Invalid("a release needs at least one aggregate".into()));
         }
-        let mut epsilon = 0.0;
+        let mut total = 0.0;
         for a in &self.aggregates {
-            let e = match a {
+            let p = match a {
                 Aggregate::Count { epsilon } => *epsilon,
                 Aggregate::Sum { epsilon, .. } | Aggregate::Mean { epsilon, .. } => *epsilon,
             };
-            epsilon += PrivacyLoss::pure(e)?.epsilon().unwrap_or(0.0);
+            // Each parameter is checked on its own (positive, finite) before summing.
+            let p = if self.zcdp {
+                PrivacyLoss::zcdp(p)?;
+                p
+            } else {
+                PrivacyLoss::pure(p)?.epsilon().unwrap_or(0.0)
+            };
+            total = round::add_up(total, p);
         }
-        Ok(match self.keys {
-            Keys::Public(_) => PrivacyLoss::pure(epsilon)?,
-            Keys::Private { epsilon: e, delta } => {
-                PrivacyLoss::approximate(epsilon + PrivacyLoss::pure(e)?.epsilon().unwrap_or(0.0), delta)?
+        Ok(match (&self.keys, self.zcdp) {
+            (Keys::Public(_), false) => PrivacyLoss::pure(total)?,
+            (Keys::Public(_), true) => PrivacyLoss::zcdp(total)?,
+            (Keys::Private { .. }, true) => {
+                return Err(DpError::Invalid(
+                    "partition selection under ρ-zCDP is not supported: use public keys".into(),
+                ));
+            }
+            (Keys::Private { epsilon: e, delta }, false) => {
+                let e = PrivacyLoss::pure(*e)?.epsilon().unwrap_or(0.0);
+                PrivacyLoss::approximate(round::add_up(total, e), *delta)?
             }
         })
     }
@@ -526,11 +557,20 @@ impl Plan {
         )
     }
 
-    /// ε per cell and the L∞ sensitivity in grid units of one aggregate's cells: one unit
-    /// touches at most L0 cells, each by at most L∞ rows.
-    fn cell_noise(&self, sensitivity_units: u64, epsilon: f64) -> Result<Geometric, DpError> {
-        let per_cell = epsilon / f64::from(self.bounds.max_groups);
-        Ok(Geometric::new(sensitivity_units, per_cell)?)
+    /// The noise of one aggregate's cells, from its budget (ε, or ρ under zCDP) and the
+    /// L∞ sensitivity of a cell in grid units: one unit touches at most L0 cells, each by
+    /// at most `sensitivity_units`, so each cell gets the budget / L0 (rounded down).
+    fn cell_noise(&self, sensitivity_units: u64, budget: f64, zcdp: bool) -> Result<CellNoise, DpError> {
+        let per_cell = per_cell(budget, self.bounds.max_groups);
+        Ok(if zcdp {
+            CellNoise::Gaussian(Box::new(DiscreteGaussian::zcdp(sensitivity_units, per_cell)?))
+        } else {
+            CellNoise::Laplace {
+                noise: Geometric::new(sensitivity_units, per_cell)?,
+                sensitivity: sensitivity_units,
+                epsilon: per_cell,
+            }
+        })
     }
 
     fn add_noise(
@@ -550,9 +590,12 @@ impl Plan {
                 // discrete Laplace of scale b = L0/ε; threshold τ = 1 + ⌈b·ln(L0/δ)⌉ so
                 // that a group held by one unit passes with probability ≤ δ/L0 (each of
                 // its ≤ L0 groups), ≤ δ in all.
-                let selector = Geometric::new(1, epsilon / l0)?;
-                let b = l0 / epsilon;
-                let threshold = 1 + (b * (l0 / delta).ln()).ceil() as i64;
+                let per_cell = per_cell(*epsilon, self.bounds.max_groups);
+                let selector = Geometric::new(1, per_cell)?;
+                // ⌈ln(L0/δ)/ε′⌉ with a margin above the float rounding of ln and ÷, so the
+                // threshold is never one too low.
+                let x = (l0 / delta).ln() / per_cell;
+                let threshold = 1 + (x * (1.0 + 1e-12) + 1e-9).ceil() as i64;
                 let mut keys: Vec<Option<String>> = exact.keys().cloned().collect();
                 keys.sort();
                 keys.into_iter()
@@ -573,9 +616,9 @@ impl Plan {
                 let mut rng = key.cell_rng(&label, cell_bytes(&k));
                 match agg {
                     Aggregate::Count { epsilon } => {
-                        let noise = self.cell_noise(m, *epsilon)?;
+                        let noise = self.cell_noise(m, *epsilon, query.zcdp)?;
                         let v = noise.release(cells[0], &mut rng) as f64;
-                        let w = half_width(m, *epsilon / l0, 0.05);
+                        let w = noise.half_width(0.05);
                         values.push(ReleasedValue {
                             name: "count".into(),
                             value: v,
@@ -588,9 +631,9 @@ impl Plan {
                         epsilon,
                     } => {
                         let (g, per_record) = self.grid(j, bounds);
-                        let noise = self.cell_noise(m * per_record, *epsilon)?;
+                        let noise = self.cell_noise(m * per_record, *epsilon, query.zcdp)?;
                         let v = noise.release(cells[sum_index], &mut rng) as f64 * g;
-                        let w = half_width(m * per_record, *epsilon / l0, 0.05) * g;
+                        let w = noise.half_width(0.05) * g;
                         values.push(ReleasedValue {
                             name: format!("sum({column})"),
                             value: v,
@@ -605,15 +648,14 @@ impl Plan {
                     } => {
                         let (g, per_record) = self.grid(j, bounds);
                         let half = *epsilon / 2.0;
-                        let count = self.cell_noise(m, half)?.release(cells[0], &mut rng) as f64;
-                        let sum = self
-                            .cell_noise(m * per_record, half)?
-                            .release(cells[sum_index], &mut rng) as f64
-                            * g;
+                        let count_noise = self.cell_noise(m, half, query.zcdp)?;
+                        let sum_noise = self.cell_noise(m * per_record, half, query.zcdp)?;
+                        let count = count_noise.release(cells[0], &mut rng) as f64;
+                        let sum = sum_noise.release(cells[sum_index], &mut rng) as f64 * g;
                         let value = (sum / count.max(1.0)).clamp(bounds.lower(), bounds.upper());
                         // 95 %: each of the two at 97.5 %, then the extreme ratios.
-                        let wc = half_width(m, half / l0, 0.025);
-                        let ws = half_width(m * per_record, half / l0, 0.025) * g;
+                        let wc = count_noise.half_width(0.025);
+                        let ws = sum_noise.half_width(0.025) * g;
                         let lo_c = (count - wc).max(1.0);
                         let hi_c = count + wc;
                         let ratios = [
@@ -656,12 +698,48 @@ fn cell_bytes(key: &Option<String>) -> &[u8] {
     }
 }
 
-/// The smallest integer `w` with `P(|Z| > w) ≤ β` for discrete Laplace noise of scale
-/// `Δ/ε`: `P(|Z| > w) = 2r^(w+1)/(1 + r)`, `r = e^(−ε/Δ)`.
-fn half_width(sensitivity: u64, epsilon: f64, beta: f64) -> f64 {
-    let r = (-epsilon / sensitivity as f64).exp();
-    let w = ((beta * (1.0 + r) / 2.0).ln() / r.ln() - 1.0).ceil();
-    w.max(0.0)
+/// A budget (ε or ρ) split evenly over a unit's at most `max_groups` cells, rounded
+/// down so that the cells together never spend more than the budget.
+fn per_cell(budget: f64, max_groups: u32) -> f64 {
+    round::div_down(budget, f64::from(max_groups))
+}
+
+/// The noise of one aggregate's cells.
+enum CellNoise {
+    /// Discrete Laplace: ε per cell, sensitivity Δ∞ per cell.
+    Laplace {
+        noise: Geometric,
+        sensitivity: u64,
+        epsilon: f64,
+    },
+    /// Discrete Gaussian, ρ/L0-zCDP per cell (boxed: it is much larger).
+    Gaussian(Box<DiscreteGaussian>),
+}
+
+impl CellNoise {
+    fn release(&self, value: i64, rng: &mut rand_chacha::ChaCha20Rng) -> i64 {
+        match self {
+            CellNoise::Laplace { noise, .. } => noise.release(value, rng),
+            CellNoise::Gaussian(noise) => noise.release(value, rng),
+        }
+    }
+
+    /// An integer `w` with `P(|Z| > w) ≤ β`. Discrete Laplace of scale `Δ/ε`:
+    /// `P(|Z| > w) = 2r^(w+1)/(1 + r)`, `r = e^(−ε/Δ)`, the smallest such `w`. Discrete
+    /// Gaussian: sub-Gaussian with variance proxy σ² (CKS20), so
+    /// `P(|Z| ≥ t) ≤ 2e^(−t²/(2σ²))` and `w = ⌈σ·√(2 ln(2/β))⌉` (conservative).
+    fn half_width(&self, beta: f64) -> f64 {
+        match self {
+            CellNoise::Laplace {
+                sensitivity, epsilon, ..
+            } => {
+                let r = (-epsilon / *sensitivity as f64).exp();
+                let w = ((beta * (1.0 + r) / 2.0).ln() / r.ln() - 1.0).ceil();
+                w.max(0.0)
+            }
+            CellNoise::Gaussian(noise) => (noise.sigma() * (2.0 * (2.0 / beta).ln()).sqrt()).ceil(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -706,6 +784,75 @@ mod tests {
             public_key_filter("name", &schema, &keys[..2]),
             " WHERE CAST(\"name\" AS VARCHAR) IN ('1', '01')"
         );
+    }
+
+    #[test]
+    fn zcdp_releases_charge_the_sum_of_rho_and_refuse_private_keys() {
+        let bounds = Bounds::new(0.0, 1.0).unwrap();
+        let q = GroupedQuery::new("t", "g")
+            .public_keys(["a"])
+            .count(0.5)
+            .sum("v", bounds, 0.25)
+            .mean("v", bounds, 0.25)
+            .zcdp();
+        assert_eq!(q.privacy_loss().unwrap(), PrivacyLoss::zcdp(1.0).unwrap());
+        // Each ε is charged; the sum is rounded up, never down.
+        let thirds = GroupedQuery::new("t", "g").count(0.1).count(0.2);
+        assert!(thirds.privacy_loss().unwrap().epsilon().unwrap() >= 0.1 + 0.2);
+        let private = GroupedQuery::new("t", "g")
+            .private_keys(1.0, 1e-6)
+            .count(0.5)
+            .zcdp();
+        assert!(matches!(private.privacy_loss(), Err(DpError::Invalid(_))));
+        assert!(matches!(
+            GroupedQuery::new("t", "g").count(-1.0).zcdp().privacy_loss(),
+            Err(DpError::Privacy(_))
+        ));
+    }
+
+    #[test]
+    fn zcdp_cells_get_discrete_gaussian_noise_of_the_calibrated_variance() {
+        // L0 = 3 cells of Δ∞ = m = 2 rows per unit, ρ = 0.3: σ² = L0·m²/(2ρ) = 20.
+        let plan = Plan {
+            grid_exp: HashMap::new(),
+            bounds: ContributionBounds {
+                max_groups: 3,
+                max_rows_per_group: 2,
+            },
+        };
+        let query = GroupedQuery::new("t", "g").public_keys(["a"]).count(0.3).zcdp();
+        let exact: HashMap<Option<String>, Vec<i64>> = [(Some("a".to_string()), vec![1000, 400])].into();
+        let runs = 20_000;
+        let noise: Vec<f64> = (0..runs)
+            .map(|i: u64| {
+                let mut k = [0u8; 32];
+                k[..8].copy_from_slice(&i.to_le_bytes());
+                let rows = plan
+                    .add_noise(&query, &exact, &ReleaseKey::from_bytes_insecure(k))
+                    .unwrap();
+                rows[0].values[0].value - 1000.0
+            })
+            .collect();
+        let mean = noise.iter().sum::<f64>() / runs as f64;
+        let variance = noise.iter().map(|z| (z - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
+        // (n − 1)s²/σ² is χ²(n − 1) for Gaussian noise (the discrete Gaussian's variance
+        // differs from σ² by < e^(−2π²σ²) here): two-sided α = 1e-6, z = 4.89, normal
+        // approximation of χ² at n − 1 = 19 999 degrees of freedom.
+        let sigma2 = 20.0;
+        let tolerance = 4.89 * (2.0 / (runs - 1) as f64).sqrt();
+        println!(
+            "variance {variance:.3} vs σ² = {sigma2} (±{:.3})",
+            tolerance * sigma2
+        );
+        assert!((variance / sigma2 - 1.0).abs() <= tolerance);
+        assert!(mean.abs() <= 4.89 * (sigma2 / runs as f64).sqrt());
+        // The interval: ⌈σ·√(2 ln 40)⌉ = ⌈4.47·2.716⌉ = 13.
+        let w = plan
+            .add_noise(&query, &exact, &ReleaseKey::from_bytes_insecure([1; 32]))
+            .unwrap()[0]
+            .values[0]
+            .interval;
+        assert_eq!(w.1 - w.0, 26.0);
     }
 
     #[test]

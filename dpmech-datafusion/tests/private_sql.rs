@@ -267,7 +267,8 @@ fn bad_records_are_read_by_the_rule_and_move_cells_by_at_most_the_bound() {
 
 #[test]
 fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
-    // D′ = D plus one unit with 8 rows in each of 4 days. Audit the count of "d0".
+    // D′ = D plus one unit with 8 rows in each of 4 days. Audit the count of "d0", with
+    // Laplace noise (ε-DP) and with discrete Gaussian noise (ρ-zCDP).
     let rows = visits();
     let mut with_heavy = rows.clone();
     for day in 0..4 {
@@ -276,15 +277,25 @@ fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
         }
     }
     let rt = runtime();
-    let audit = |bounded: bool| {
-        let mut q = GroupedQuery::new("visits", "day").public_keys(["d0"]).count(1.0);
+    let audit = |bounded: bool, zcdp: bool| {
+        let mut q = GroupedQuery::new("visits", "day").public_keys(["d0"]);
+        q = if zcdp { q.count(0.05).zcdp() } else { q.count(1.0) };
         if !bounded {
             q = q.without_contribution_bounding_for_tests();
         }
-        let (d, d_prime) = (
-            session(table(&rows), 2, 1e12),
-            session(table(&with_heavy), 2, 1e12),
-        );
+        let session = |rows: &[(String, String, f64)]| {
+            let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+            let budget = if zcdp {
+                Accountant::zcdp(1e12)
+            } else {
+                Accountant::pure(1e12)
+            };
+            let mut s = PrivateSession::new(ctx, Arc::new(budget.unwrap()));
+            s.register_private("visits", table(rows), "user_id", BOUNDS)
+                .unwrap();
+            s
+        };
+        let (d, d_prime) = (session(&rows), session(&with_heavy));
         let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
             let mut key = [0u8; 32];
             rng.fill_bytes(&mut key);
@@ -293,18 +304,30 @@ fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
                 .unwrap();
             r.rows[0].values[0].value as i64
         };
-        Auditor::pure(1.0)
-            .unwrap()
+        // ε-DP at ε = 1; ρ = 0.05-zCDP claimed as the (ε, δ) of its tight conversion.
+        let auditor = if zcdp {
+            let delta = 1e-6;
+            let epsilon = dpmech::composition::zcdp::epsilon_tight(0.05, delta).unwrap();
+            Auditor::approximate(epsilon, delta).unwrap()
+        } else {
+            Auditor::pure(1.0).unwrap()
+        };
+        auditor
             .samples(6_000)
             .audit(|rng| run(&d, rng), |rng| run(&d_prime, rng))
             .unwrap()
     };
-    let good = audit(true);
-    println!("bounded: {good}");
-    assert!(good.passed());
-    let bad = audit(false);
-    println!("unbounded (negative control): {bad}");
-    assert!(!bad.passed());
+    for zcdp in [false, true] {
+        let good = audit(true, zcdp);
+        println!("bounded{}: {good}", if zcdp { ", ρ-zCDP" } else { "" });
+        assert!(good.passed());
+        let bad = audit(false, zcdp);
+        println!(
+            "unbounded (negative control){}: {bad}",
+            if zcdp { ", ρ-zCDP" } else { "" }
+        );
+        assert!(!bad.passed());
+    }
 }
 
 #[test]
@@ -389,6 +412,26 @@ fn a_dataframe_registers_as_a_private_table() {
     let from_frame = release(&session(frame.into_view(), 4, 100.0), &query(), [8; 32]);
     let from_table = release(&session(table(&same), 4, 100.0), &query(), [8; 32]);
     assert_eq!(from_frame, from_table);
+}
+
+#[test]
+fn a_zcdp_release_is_charged_rho_to_a_zcdp_budget() {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
+    let mut s = PrivateSession::new(ctx, Arc::new(Accountant::zcdp(1.0).unwrap()));
+    s.register_private("visits", table(&visits()), "user_id", BOUNDS)
+        .unwrap();
+    let q = query().zcdp(); // ρ = 0.5 + 0.25 + 0.25
+    let r = release(&s, &q, [9; 32]);
+    assert_eq!(r.loss, dpmech::PrivacyLoss::zcdp(1.0).unwrap());
+    assert_eq!(r.rows.len(), 6);
+    let refused = runtime().block_on(s.release_with_key(&q, ReleaseKey::from_bytes_insecure([10; 32])));
+    assert!(
+        matches!(refused, Err(DpError::Privacy(Error::BudgetExceeded { .. }))),
+        "{refused:?}"
+    );
+    // The same query as ε-DP is a different release (Laplace noise).
+    let pure = release(&session(table(&visits()), 2, 100.0), &query(), [9; 32]);
+    assert_ne!(pure.rows, r.rows);
 }
 
 #[test]
