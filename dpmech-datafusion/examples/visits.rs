@@ -1,6 +1,6 @@
 //! Private SQL on a generated table of 10⁷ page visits by 10⁶ users over 30 days:
-//! per-day counts and mean durations with public days, and the most visited pages with
-//! private keys (partition selection), next to the true values and the non-private
+//! per-day counts and mean durations with public days (SQL text), and the most visited
+//! pages with private keys (partition selection; DataFusion's DataFrame API), next to the true values and the non-private
 //! GROUP BY of the same run.
 //!
 //! ```text
@@ -18,7 +18,8 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::*;
 use dpmech::Accountant;
-use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession};
+use dpmech_datafusion::functions::{dp_count, dp_partition_selection};
+use dpmech_datafusion::{ContributionBounds, PrivateSession};
 
 const ROWS: u64 = 10_000_000;
 const USERS: u64 = 1_000_000;
@@ -143,12 +144,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         release.rows.len()
     );
 
-    // The same through the builder API; keys found in the data, (ε, δ) partition selection.
-    let pages = GroupedQuery::new("visits", "page")
-        .private_keys(0.5, 1e-6)
-        .count(0.5);
+    // Through DataFusion's DataFrame API with the dp_ aggregate UDFs; keys found in the
+    // data, (ε, δ) partition selection.
+    let pages = session.table("visits").await?.aggregate(
+        vec![col("page")],
+        vec![dp_count(0.5), dp_partition_selection(0.5, 1e-6)],
+    )?;
     let start = Instant::now();
-    let popular = session.release(&pages).await?;
+    let popular = session.release_frame(pages).await?;
     let pages_seconds = start.elapsed().as_secs_f64();
     println!(
         "\nPages with private keys ({}): {} released (keys held by few users are suppressed); the top ones:",

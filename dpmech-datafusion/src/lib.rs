@@ -32,9 +32,13 @@
 //!    HMAC-SHA256(release key, cell key): recomputing gives the same noise, two releases
 //!    share none.
 //!
-//! Releases are built with [`GroupedQuery`] or written as SQL text
-//! ([`PrivateSession::sql`], module [`sql`]): `SELECT day, dp_count(0.5),
-//! dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`.
+//! Releases are written as SQL text ([`PrivateSession::sql`]: `SELECT day,
+//! dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon',
+//! 'tue') GROUP BY day`), built with DataFusion's own `DataFrame::aggregate` over
+//! [`PrivateSession::table`] with the `dp_` aggregate UDFs of module [`functions`]
+//! ([`PrivateSession::release_frame`]), or built with [`GroupedQuery`]. SQL and
+//! DataFrames are planned by DataFusion and their logical plan read into the same
+//! [`GroupedQuery`] (module [`sql`] gives the accepted form).
 //!
 //! 5. **Plans that travel.** The physical plan of a release serialises with
 //!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
@@ -44,10 +48,6 @@
 //! Aggregates are ε-DP with discrete Laplace noise, or ρ-zCDP with discrete Gaussian
 //! noise ([`GroupedQuery::zcdp`], public keys). A DataFusion `DataFrame` registers as a
 //! private table through `DataFrame::into_view`.
-//!
-//! **Not yet:** DP aggregates as engine UDAFs inside arbitrary SQL (the SQL form is one
-//! grouped SELECT, translated into the bounded plan) or inside DataFusion's own
-//! `DataFrame::aggregate`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
@@ -78,6 +78,7 @@
 
 mod bound;
 mod codec;
+pub mod functions;
 mod key;
 mod session;
 pub mod sql;

@@ -9,7 +9,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::logical_expr::ScalarUDF;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SQLOptions, SessionContext};
 use datafusion_proto::bytes::{
     physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
 };
@@ -20,6 +20,7 @@ use dpmech::{Accountant, DiscreteGaussian, Geometric, PrivacyLoss};
 use crate::DpError;
 use crate::bound::{BoundSpec, BoundedTable};
 use crate::codec::DpmechCodec;
+use crate::functions::{self, PrivateScan};
 use crate::key::ReleaseKey;
 use crate::udf::{GridUnits, UnitFingerprint, fits_i64};
 
@@ -251,6 +252,8 @@ pub struct Release {
 pub struct PrivateSession {
     ctx: SessionContext,
     accountant: Arc<Accountant>,
+    /// Where releases are planned: the private tables' stand-ins and the `dp_` UDAFs.
+    planner: SessionContext,
     tables: HashMap<String, PrivateTable>,
     releases: AtomicU64,
     ship_through_codec: bool,
@@ -269,9 +272,14 @@ impl PrivateSession {
     /// A session over `ctx` whose releases are charged to `accountant` (add/remove of
     /// one privacy unit).
     pub fn new(ctx: SessionContext, accountant: Arc<Accountant>) -> Self {
+        let planner = SessionContext::new();
+        for udaf in functions::all() {
+            planner.register_udaf(udaf);
+        }
         PrivateSession {
             ctx,
             accountant,
+            planner,
             tables: HashMap::new(),
             releases: AtomicU64::new(0),
             ship_through_codec: false,
@@ -308,6 +316,13 @@ impl PrivateSession {
         }
         let raw_name = format!("__dpmech_raw_{}", self.tables.len());
         let schema = provider.schema();
+        self.planner.register_table(
+            name,
+            Arc::new(PrivateScan {
+                name: name.to_string(),
+                schema: schema.clone(),
+            }),
+        )?;
         self.ctx.register_table(raw_name.as_str(), provider)?;
         self.tables.insert(
             name.to_string(),
@@ -327,12 +342,48 @@ impl PrivateSession {
         self.release_with_key(query, ReleaseKey::from_os()?).await
     }
 
-    /// Reads a release from SQL text ([`GroupedQuery::from_sql`], e.g.
-    /// `SELECT day, dp_count(0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`)
-    /// and releases it as [`release`](Self::release) does. A query outside the accepted
-    /// form is refused before anything is charged or read.
+    /// Reads a release from SQL text, planned by DataFusion's own SQL planner (e.g.
+    /// `SELECT day, dp_count(0.5) FROM visits WHERE day IN ('mon', 'tue') GROUP BY day`;
+    /// module [`sql`](crate::sql) gives the accepted form), and releases it as
+    /// [`release`](Self::release) does. A query outside the accepted form is refused
+    /// before anything is charged or read.
     pub async fn sql(&self, text: &str) -> Result<Release, DpError> {
-        self.release(&GroupedQuery::from_sql(text)?).await
+        self.release(&self.plan_sql(text).await?).await
+    }
+
+    /// The release SQL text describes, without running it: DataFusion parses and plans
+    /// the text over the private tables' stand-ins (no DDL, DML or other statements),
+    /// and the plan is read into a [`GroupedQuery`].
+    pub async fn plan_sql(&self, text: &str) -> Result<GroupedQuery, DpError> {
+        let options = SQLOptions::new()
+            .with_allow_ddl(false)
+            .with_allow_dml(false)
+            .with_allow_statements(false);
+        let frame = self
+            .planner
+            .sql_with_options(text, options)
+            .await
+            .map_err(|e| DpError::Invalid(format!("the query does not plan: {e}")))?;
+        GroupedQuery::from_plan(frame.logical_plan())
+    }
+
+    /// A DataFusion `DataFrame` over the private table `name`, to be filtered by public
+    /// keys and aggregated with the `dp_` functions of module
+    /// [`functions`](crate::functions) by DataFusion's own `DataFrame::aggregate`, then
+    /// released with [`release_frame`](Self::release_frame). Collecting it directly
+    /// fails (its scan refuses), whatever the data.
+    pub async fn table(&self, name: &str) -> Result<DataFrame, DpError> {
+        self.planner
+            .table(name)
+            .await
+            .map_err(|_| DpError::Invalid(format!("no private table `{name}`")))
+    }
+
+    /// Releases a `DataFrame` built from [`table`](Self::table): its logical plan is
+    /// read as [`plan_sql`](Self::plan_sql) reads SQL, then released as
+    /// [`release`](Self::release) does.
+    pub async fn release_frame(&self, frame: DataFrame) -> Result<Release, DpError> {
+        self.release(&GroupedQuery::from_frame(&frame)?).await
     }
 
     /// [`release`](Self::release) with a given key: recomputing with the same key gives

@@ -1,6 +1,8 @@
-//! Private releases written as SQL text: one grouped `SELECT` whose aggregates are the
-//! `dp_` functions, translated into a [`GroupedQuery`] (so the same bounding, exact
-//! aggregation, budget and noise apply).
+//! Private releases written as SQL text or as DataFusion DataFrames. Both are planned by
+//! DataFusion itself — its SQL parser and planner, or `DataFrame::aggregate` — over a
+//! stand-in of the private table, with the `dp_` aggregate UDFs of module
+//! [`functions`](crate::functions); the logical plan is then read into a
+//! [`GroupedQuery`], so the same bounding, exact aggregation, budget and noise apply.
 //!
 //! ```sql
 //! SELECT day, dp_count(0.5), dp_mean(duration, 0, 3600, 0.5)
@@ -16,30 +18,35 @@
 //!
 //! Aggregates: `dp_count(ε)`, `dp_sum(column, lower, upper, ε)` and
 //! `dp_mean(column, lower, upper, ε)` (records clamped to the public bounds, NULL and
-//! NaN read as their midpoint). Everything else — joins, other filters, other
-//! functions, `ORDER BY`, `LIMIT` — is refused with [`DpError::Invalid`]: a query is
-//! checked before any budget is charged or any row is read.
+//! NaN read as their midpoint), with literal parameters. The accepted plan is: one
+//! private table (aliased or not), an optional `key IN (literals…)` filter on the
+//! grouping column (public keys), a `GROUP BY` of that one column, the aggregates, an
+//! optional `HAVING dp_partition_selection(ε, δ)` (private keys; in a DataFrame, that
+//! function among the aggregates), and a projection that only names or renames the
+//! results. Everything else — joins, other filters, other functions, computed
+//! columns, `ORDER BY`, `LIMIT`, DDL, several statements — is refused with
+//! [`DpError::Invalid`]: a query is checked before any budget is charged or any row is
+//! read.
 
-use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, SelectItem, SetExpr, Statement,
-    TableFactor, Value,
-};
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::{Aggregate as AggregateNode, Expr, LogicalPlan};
+use datafusion::prelude::DataFrame;
 use dpmech::statistics::Bounds;
 
 use crate::DpError;
+use crate::functions::DpFunction;
 use crate::session::GroupedQuery;
 
 fn invalid(what: impl Into<String>) -> DpError {
     DpError::Invalid(what.into())
 }
 
-/// The name of a column reference (`day` or `visits.day`).
-fn column(expr: &Expr) -> Option<String> {
+/// The name of a column reference, through aliases.
+fn column(expr: &Expr) -> Option<&str> {
     match expr {
-        Expr::Identifier(ident) => Some(ident.value.clone()),
-        Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()),
+        Expr::Column(c) => Some(&c.name),
+        Expr::Alias(a) => column(&a.expr),
         _ => None,
     }
 }
@@ -48,207 +55,281 @@ fn column(expr: &Expr) -> Option<String> {
 fn number(expr: &Expr) -> Result<f64, DpError> {
     let refuse = || invalid(format!("expected a number, found `{expr}`"));
     match expr {
-        Expr::Value(v) if matches!(v.value, Value::Number(..)) => {
-            expr.to_string().parse().map_err(|_| refuse())
+        Expr::Literal(value, _) if value.data_type().is_numeric() && !value.is_null() => {
+            match value.cast_to(&datafusion::arrow::datatypes::DataType::Float64) {
+                Ok(ScalarValue::Float64(Some(x))) => Ok(x),
+                _ => Err(refuse()),
+            }
         }
-        Expr::UnaryOp { expr: inner, .. } => expr
-            .to_string()
-            .parse()
-            .or_else(|_| number(inner).map(|x| -x))
-            .map_err(|_| refuse()),
+        Expr::Negative(inner) => number(inner).map(|x| -x),
         _ => Err(refuse()),
     }
 }
 
-/// A function call's name (lower case) and positional arguments.
-fn call(expr: &Expr) -> Option<(String, Vec<&Expr>)> {
-    let Expr::Function(f) = expr else { return None };
-    let FunctionArguments::List(list) = &f.args else {
-        return Some((f.name.to_string().to_lowercase(), Vec::new()));
+/// A public key: a text or integer literal, as the text it is compared with.
+fn key_literal(expr: &Expr) -> Result<String, DpError> {
+    let refuse = || {
+        invalid(format!(
+            "a public key must be a text or integer literal, found `{expr}`"
+        ))
     };
-    let mut args = Vec::new();
-    for arg in &list.args {
-        match arg {
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
-            _ => return None,
+    let Expr::Literal(value, _) = expr else {
+        return Err(refuse());
+    };
+    match value {
+        ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => {
+            Ok(s.clone())
         }
+        v if v.data_type().is_integer() && !v.is_null() => Ok(v.to_string()),
+        _ => Err(refuse()),
     }
-    if f.filter.is_some()
-        || f.over.is_some()
-        || list.duplicate_treatment.is_some()
-        || !list.clauses.is_empty()
-    {
-        return None;
-    }
-    Some((f.name.to_string().to_lowercase(), args))
 }
 
-fn arity(name: &str, args: &[&Expr], n: usize) -> Result<(), DpError> {
+/// A `dp_` call: its function and positional arguments, through an alias.
+fn dp_call(expr: &Expr) -> Result<(DpFunction, &[Expr]), DpError> {
+    match expr {
+        Expr::Alias(a) => dp_call(&a.expr),
+        Expr::AggregateFunction(f) => {
+            let p = &f.params;
+            let function = DpFunction::of(&f.func).ok_or_else(|| {
+                invalid(format!(
+                    "`{}` is not a private aggregate: use dp_count, dp_sum or dp_mean",
+                    f.func.name()
+                ))
+            })?;
+            if p.distinct || p.filter.is_some() || !p.order_by.is_empty() || p.null_treatment.is_some() {
+                return Err(invalid(format!(
+                    "{}: DISTINCT, FILTER, ORDER BY and null treatment are not supported",
+                    function.name()
+                )));
+            }
+            Ok((function, &p.args))
+        }
+        other => Err(invalid(format!(
+            "`{other}`: only the grouping column and dp_ aggregates can be selected"
+        ))),
+    }
+}
+
+fn arity(function: DpFunction, args: &[Expr], n: usize) -> Result<(), DpError> {
     if args.len() == n {
         Ok(())
     } else {
         Err(invalid(format!(
-            "{name} takes {n} arguments, found {}",
+            "{} takes {n} arguments, found {}",
+            function.name(),
             args.len()
         )))
     }
 }
 
-fn bounded(name: &str, args: &[&Expr]) -> Result<(String, Bounds, f64), DpError> {
-    arity(name, args, 4)?;
-    let col =
-        column(args[0]).ok_or_else(|| invalid(format!("the first argument of {name} must be a column")))?;
-    let bounds = Bounds::new(number(args[1])?, number(args[2])?)?;
-    Ok((col, bounds, number(args[3])?))
+fn bounded(function: DpFunction, args: &[Expr]) -> Result<(String, Bounds, f64), DpError> {
+    arity(function, args, 4)?;
+    let col = column(&args[0]).ok_or_else(|| {
+        invalid(format!(
+            "the first argument of {} must be a column",
+            function.name()
+        ))
+    })?;
+    let bounds = Bounds::new(number(&args[1])?, number(&args[2])?)?;
+    Ok((col.to_string(), bounds, number(&args[3])?))
+}
+
+/// The output columns of the plan above the aggregate: `None` if it has no projection
+/// (all of them, in order), else the names the projection takes, in its order.
+struct Shape<'a> {
+    aggregate: &'a AggregateNode,
+    projected: Option<Vec<&'a str>>,
+    /// The name of the aggregate column a `HAVING` filter tests.
+    having: Option<&'a str>,
+}
+
+/// Peels `Projection? → Filter(HAVING)? → Aggregate`.
+fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
+    let (projected, below) = match plan {
+        LogicalPlan::Projection(p) => {
+            let names = p
+                .expr
+                .iter()
+                .map(|e| {
+                    column(e).ok_or_else(|| {
+                        invalid(format!(
+                            "`{e}`: only the grouping column and dp_ aggregates can be selected"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (Some(names), p.input.as_ref())
+        }
+        other => (None, other),
+    };
+    let (having, below) = match below {
+        LogicalPlan::Filter(f) => (
+            Some(
+                column(&f.predicate)
+                    .ok_or_else(|| invalid("HAVING must be dp_partition_selection(epsilon, delta)"))?,
+            ),
+            f.input.as_ref(),
+        ),
+        other => (None, other),
+    };
+    match below {
+        LogicalPlan::Aggregate(aggregate) => Ok(Shape {
+            aggregate,
+            projected,
+            having,
+        }),
+        other => Err(invalid(format!(
+            "a private release is one grouped aggregate of dp_ functions; found `{}`",
+            other.display()
+        ))),
+    }
+}
+
+/// Peels `Filter(key IN …)? → SubqueryAlias? → TableScan`: the table and the public keys.
+fn source(plan: &LogicalPlan, key: &str) -> Result<(String, Option<Vec<String>>), DpError> {
+    let (keys, below) = match plan {
+        LogicalPlan::Filter(f) => match &f.predicate {
+            Expr::InList(InList {
+                expr,
+                list,
+                negated: false,
+            }) if column(expr) == Some(key) => (
+                Some(list.iter().map(key_literal).collect::<Result<Vec<_>, _>>()?),
+                f.input.as_ref(),
+            ),
+            _ => {
+                return Err(invalid(
+                    "the only filter allowed is WHERE <group column> IN (<literal keys>)",
+                ));
+            }
+        },
+        other => (None, other),
+    };
+    let below = match below {
+        LogicalPlan::SubqueryAlias(a) => a.input.as_ref(),
+        other => other,
+    };
+    match below {
+        LogicalPlan::TableScan(scan) if scan.filters.is_empty() && scan.fetch.is_none() => {
+            Ok((scan.table_name.table().to_string(), keys))
+        }
+        LogicalPlan::Join(_) => Err(invalid("joins are not supported in a private release")),
+        other => Err(invalid(format!(
+            "a private release reads one registered table; found `{}`",
+            other.display()
+        ))),
+    }
 }
 
 impl GroupedQuery {
-    /// Reads one private release from SQL text (see the [module docs](crate::sql) for
-    /// the accepted form): the grouping column, `dp_count` / `dp_sum` / `dp_mean`
-    /// aggregates, one table, and either `WHERE key IN (…)` (public keys) or
-    /// `HAVING dp_partition_selection(ε, δ)` (private keys). Anything else is a typed
-    /// error.
+    /// Reads the release a DataFrame built from [`PrivateSession::table`] describes
+    /// (what [`PrivateSession::release_frame`] releases), without running it.
     ///
-    /// ```
-    /// use dpmech_datafusion::GroupedQuery;
-    /// let query = GroupedQuery::from_sql(
-    ///     "SELECT day, dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits \
-    ///      WHERE day IN ('mon', 'tue') GROUP BY day",
-    /// )?;
-    /// assert_eq!(query.privacy_loss()?.epsilon(), Some(1.0));
-    /// assert!(GroupedQuery::from_sql("SELECT day, count(*) FROM visits GROUP BY day").is_err());
-    /// # Ok::<(), dpmech_datafusion::DpError>(())
-    /// ```
-    pub fn from_sql(text: &str) -> Result<GroupedQuery, DpError> {
-        let statements = Parser::parse_sql(&GenericDialect {}, text)
-            .map_err(|e| invalid(format!("SQL does not parse: {e}")))?;
-        let [Statement::Query(query)] = statements.as_slice() else {
-            return Err(invalid("expected exactly one SELECT statement"));
-        };
-        if query.with.is_some()
-            || query.order_by.is_some()
-            || query.limit_clause.is_some()
-            || query.fetch.is_some()
-            || !query.locks.is_empty()
-        {
-            return Err(invalid(
-                "WITH, ORDER BY, LIMIT and FETCH are not supported in a private release",
-            ));
-        }
-        let SetExpr::Select(select) = query.body.as_ref() else {
-            return Err(invalid("expected a plain SELECT (no UNION, VALUES or subquery)"));
-        };
-        if select.distinct.is_some()
-            || select.top.is_some()
-            || select.into.is_some()
-            || !select.lateral_views.is_empty()
-            || select.prewhere.is_some()
-            || !select.connect_by.is_empty()
-            || !select.cluster_by.is_empty()
-            || !select.distribute_by.is_empty()
-            || !select.sort_by.is_empty()
-            || !select.named_window.is_empty()
-            || select.qualify.is_some()
-        {
-            return Err(invalid(
-                "only SELECT … FROM … [WHERE key IN (…)] GROUP BY key [HAVING …] is supported",
-            ));
-        }
-        let [from] = select.from.as_slice() else {
-            return Err(invalid("a private release reads exactly one table"));
-        };
-        let TableFactor::Table { name: table, .. } = &from.relation else {
-            return Err(invalid(
-                "a private release reads a registered table, not a subquery",
-            ));
-        };
-        if !from.joins.is_empty() {
-            return Err(invalid("joins are not supported in a private release"));
-        }
-        let GroupByExpr::Expressions(groups, modifiers) = &select.group_by else {
-            return Err(invalid("GROUP BY ALL is not supported"));
-        };
-        let ([group], true) = (groups.as_slice(), modifiers.is_empty()) else {
+    /// [`PrivateSession::table`]: crate::PrivateSession::table
+    /// [`PrivateSession::release_frame`]: crate::PrivateSession::release_frame
+    pub fn from_frame(frame: &DataFrame) -> Result<GroupedQuery, DpError> {
+        GroupedQuery::from_plan(frame.logical_plan())
+    }
+
+    /// Reads one private release from a DataFusion logical plan (the
+    /// [module docs](crate::sql) give the accepted form). Anything else is a typed error,
+    /// returned before anything is charged or read.
+    pub(crate) fn from_plan(plan: &LogicalPlan) -> Result<GroupedQuery, DpError> {
+        let Shape {
+            aggregate,
+            projected,
+            having,
+        } = shape(plan)?;
+        let [group] = aggregate.group_expr.as_slice() else {
             return Err(invalid("a private release groups by exactly one column"));
         };
         let key = column(group).ok_or_else(|| invalid("GROUP BY must name a column"))?;
-        let mut release = GroupedQuery::new(&table.to_string(), &key);
+        let (table, public) = source(&aggregate.input, key)?;
 
-        // Keys: public from `WHERE key IN (…)`, private from `HAVING dp_partition_selection`.
-        release = match (&select.selection, &select.having) {
-            (
-                Some(Expr::InList {
-                    expr,
-                    list,
-                    negated: false,
-                }),
-                None,
-            ) if column(expr).as_deref() == Some(&key) => {
-                let keys = list
-                    .iter()
-                    .map(|k| match k {
-                        Expr::Value(v) => match &v.value {
-                            Value::SingleQuotedString(s) => Ok(s.clone()),
-                            Value::Number(..) => Ok(k.to_string()),
-                            _ => Err(invalid(format!("a public key must be a literal, found `{k}`"))),
-                        },
-                        _ => Err(invalid(format!("a public key must be a literal, found `{k}`"))),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                release.public_keys(keys)
+        // The aggregates by their output name (the aggregate's schema: group, then each).
+        let names: Vec<&str> = aggregate
+            .schema
+            .fields()
+            .iter()
+            .skip(1)
+            .map(|f| f.name().as_str())
+            .collect();
+        let calls: Vec<(DpFunction, &[Expr])> = aggregate
+            .aggr_expr
+            .iter()
+            .map(dp_call)
+            .collect::<Result<_, _>>()?;
+        let selection = calls
+            .iter()
+            .position(|(f, _)| *f == DpFunction::PartitionSelection);
+        if calls
+            .iter()
+            .filter(|(f, _)| *f == DpFunction::PartitionSelection)
+            .count()
+            > 1
+        {
+            return Err(invalid("dp_partition_selection appears more than once"));
+        }
+        if let Some(tested) = having
+            && selection.map(|i| names[i]) != Some(tested)
+        {
+            return Err(invalid("HAVING must be dp_partition_selection(epsilon, delta)"));
+        }
+
+        let mut release = GroupedQuery::new(&table, key);
+        release = match (public, selection) {
+            (Some(keys), None) => release.public_keys(keys),
+            (None, Some(i)) => {
+                let args = calls[i].1;
+                arity(DpFunction::PartitionSelection, args, 2)?;
+                release.private_keys(number(&args[0])?, number(&args[1])?)
             }
-            (None, Some(having)) => match call(having) {
-                Some((name, args)) if name == "dp_partition_selection" => {
-                    arity(&name, &args, 2)?;
-                    release.private_keys(number(args[0])?, number(args[1])?)
-                }
-                _ => return Err(invalid("HAVING must be dp_partition_selection(epsilon, delta)")),
-            },
             (None, None) => {
                 return Err(invalid(
                     "declare the keys: WHERE key IN (…) for public keys, or \
                      HAVING dp_partition_selection(epsilon, delta) for keys found in the data",
                 ));
             }
-            _ => {
+            (Some(_), Some(_)) => {
                 return Err(invalid(
-                    "the only filter allowed is WHERE <group column> IN (<literal keys>), \
-                     and not together with HAVING",
+                    "public keys (WHERE key IN …) and partition selection exclude each other",
                 ));
             }
         };
 
-        for item in &select.projection {
-            let expr = match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                _ => return Err(invalid("wildcards cannot be selected in a private release")),
-            };
-            if column(expr).as_deref() == Some(&key) {
-                continue;
-            }
-            let Some((name, args)) = call(expr) else {
-                return Err(invalid(format!(
-                    "`{expr}`: only the grouping column and dp_count / dp_sum / dp_mean can be selected"
-                )));
-            };
-            release = match name.as_str() {
-                "dp_count" => {
-                    arity(&name, &args, 1)?;
-                    release.count(number(args[0])?)
+        // The released aggregates, in the order of the projection if there is one.
+        let order: Vec<usize> = match &projected {
+            None => (0..calls.len()).collect(),
+            Some(columns) => columns
+                .iter()
+                .filter(|c| **c != key)
+                .map(|c| {
+                    names.iter().position(|n| n == c).ok_or_else(|| {
+                        invalid(format!(
+                            "`{c}`: only the grouping column and dp_ aggregates can be selected"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        for i in order {
+            let (function, args) = calls[i];
+            release = match function {
+                DpFunction::Count => {
+                    arity(function, args, 1)?;
+                    release.count(number(&args[0])?)
                 }
-                "dp_sum" => {
-                    let (col, bounds, epsilon) = bounded(&name, &args)?;
+                DpFunction::Sum => {
+                    let (col, bounds, epsilon) = bounded(function, args)?;
                     release.sum(&col, bounds, epsilon)
                 }
-                "dp_mean" => {
-                    let (col, bounds, epsilon) = bounded(&name, &args)?;
+                DpFunction::Mean => {
+                    let (col, bounds, epsilon) = bounded(function, args)?;
                     release.mean(&col, bounds, epsilon)
                 }
-                other => {
-                    return Err(invalid(format!(
-                        "`{other}` is not a private aggregate: use dp_count, dp_sum or dp_mean"
-                    )));
-                }
+                // The keys' rule, not a released column.
+                DpFunction::PartitionSelection => release,
             };
         }
         // Validates every ε (and the selection's δ) before anything runs.

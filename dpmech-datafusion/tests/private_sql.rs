@@ -364,25 +364,111 @@ fn sql_text_is_the_same_release_as_the_builder() {
     let text = "SELECT day, dp_count(0.5), dp_sum(duration, 0, 1000, 0.25) AS total, \
                 dp_mean(visits.duration, 0, 1000, 0.25) \
                 FROM visits WHERE day IN ('d0', 'd1', 'd2', 'd3', 'd4', 'd9') GROUP BY day";
-    let parsed = GroupedQuery::from_sql(text).unwrap();
-    assert_eq!(parsed, query());
     let rows = visits();
     let s = session(table(&rows), 4, 100.0);
+    let parsed = runtime().block_on(s.plan_sql(text)).unwrap();
+    assert_eq!(parsed, query());
     assert_eq!(release(&s, &parsed, [7; 32]), release(&s, &query(), [7; 32]));
-    // Private keys through HAVING.
-    let private = GroupedQuery::from_sql(
-        "SELECT day, dp_count(1) FROM visits GROUP BY day HAVING dp_partition_selection(0.5, 1e-6)",
-    )
-    .unwrap();
+    // Private keys through HAVING, the table under an alias, columns renamed.
+    let private = runtime()
+        .block_on(s.plan_sql(
+            "SELECT v.day AS d, dp_count(1) AS n FROM visits v GROUP BY v.day \
+             HAVING dp_partition_selection(0.5, 1e-6)",
+        ))
+        .unwrap();
     assert_eq!(
         private,
         GroupedQuery::new("visits", "day")
             .private_keys(0.5, 1e-6)
             .count(1.0)
     );
+    // Aggregates are released in the order the SELECT lists them; negative bounds.
+    let reordered = runtime()
+        .block_on(s.plan_sql(
+            "SELECT dp_sum(duration, -5, 5, 0.25), day, dp_count(0.5) FROM visits \
+             WHERE day IN ('d0') GROUP BY day",
+        ))
+        .unwrap();
+    assert_eq!(
+        reordered,
+        GroupedQuery::new("visits", "day")
+            .public_keys(["d0"])
+            .sum("duration", Bounds::new(-5.0, 5.0).unwrap(), 0.25)
+            .count(0.5)
+    );
     // The session's own SQL entry point charges and releases (a fresh key).
     let released = runtime().block_on(s.sql(text)).unwrap();
     assert_eq!(released.rows.len(), 6);
+}
+
+#[test]
+fn a_dataframe_aggregate_with_the_dp_functions_is_the_same_release() {
+    use datafusion::prelude::{col, lit};
+    use dpmech_datafusion::functions::{dp_count, dp_mean, dp_partition_selection, dp_sum};
+    let s = session(table(&visits()), 4, 100.0);
+    let rt = runtime();
+    let keys = ["d0", "d1", "d2", "d3", "d4", "d9"].map(lit).to_vec();
+    let frame = rt
+        .block_on(s.table("visits"))
+        .unwrap()
+        .filter(col("day").in_list(keys, false))
+        .unwrap()
+        .aggregate(
+            vec![col("day")],
+            vec![
+                dp_count(0.5),
+                dp_sum(col("duration"), 0.0, 1000.0, 0.25),
+                dp_mean(col("duration"), 0.0, 1000.0, 0.25).alias("mean"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(GroupedQuery::from_frame(&frame).unwrap(), query());
+    let released = rt.block_on(s.release_frame(frame.clone())).unwrap();
+    assert_eq!(released.rows.len(), 6);
+    assert_eq!(s.accountant().charges(), 1);
+    // Private keys: the selection among the aggregates.
+    let private = rt
+        .block_on(s.table("visits"))
+        .unwrap()
+        .aggregate(
+            vec![col("day")],
+            vec![dp_count(1.0), dp_partition_selection(0.5, 1e-6)],
+        )
+        .unwrap();
+    assert_eq!(
+        GroupedQuery::from_frame(&private).unwrap(),
+        GroupedQuery::new("visits", "day")
+            .private_keys(0.5, 1e-6)
+            .count(1.0)
+    );
+    // Running the frame, or a dp_ function, in the engine directly fails before a row
+    // is read, and charges nothing; so does any frame outside the private form.
+    assert!(rt.block_on(frame.collect()).is_err());
+    let whole = rt.block_on(s.table("visits")).unwrap();
+    assert!(rt.block_on(whole.collect()).is_err());
+    let not_private = rt
+        .block_on(s.table("visits"))
+        .unwrap()
+        .filter(col("day").in_list(vec![lit("d0")], false))
+        .unwrap()
+        .aggregate(
+            vec![col("day")],
+            vec![datafusion::functions_aggregate::expr_fn::count(col("duration"))],
+        )
+        .unwrap();
+    assert!(matches!(
+        rt.block_on(s.release_frame(not_private)),
+        Err(DpError::Invalid(_))
+    ));
+    let ctx = SessionContext::new();
+    ctx.register_table("raw", table(&visits())).unwrap();
+    let unbounded = rt
+        .block_on(ctx.table("raw"))
+        .unwrap()
+        .aggregate(vec![col("day")], vec![dp_count(1.0)])
+        .unwrap();
+    assert!(rt.block_on(unbounded.collect()).is_err());
+    assert_eq!(s.accountant().charges(), 1);
 }
 
 #[test]
@@ -453,6 +539,14 @@ fn sql_outside_the_private_form_is_refused_before_any_charge() {
         "SELECT * FROM visits WHERE day IN ('d0') GROUP BY day",
         "SELECT day, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day; SELECT 1",
         "not sql at all",
+        "SELECT day, dp_count(0.5) FROM visits WHERE day IN ('d0') GROUP BY day HAVING dp_partition_selection(0.5, 1e-6)",
+        "SELECT day, dp_count(0.5) FROM visits GROUP BY day HAVING dp_count(0.5) > 3",
+        "SELECT day, dp_count(0.5) + 1 FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM (SELECT * FROM visits) t WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(DISTINCT 0.5) FROM visits WHERE day IN ('d0') GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM visits WHERE day IN (1.5) GROUP BY day",
+        "SELECT day, dp_count(0.5) FROM raw WHERE day IN ('d0') GROUP BY day",
+        "CREATE TABLE t AS SELECT 1",
     ] {
         let refused = runtime().block_on(s.sql(bad));
         assert!(
