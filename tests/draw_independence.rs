@@ -217,9 +217,25 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                 .iter()
                 .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
         );
-        // The one-sided geometric draws a constant number of words.
+        // The one-sided geometric: a multiple of its words per trial (a constant below
+        // τ = 64, where no trial is rejected), independent of the sample above.
         let fixed = one_sided.words_per_sample() as u64;
-        assert!(one_sided_samples.iter().all(|&(w, _)| w == fixed), "τ = {tau}");
+        assert!(
+            one_sided_samples.iter().all(|&(w, _)| w % fixed == 0),
+            "τ = {tau}"
+        );
+        if tau < 64 {
+            assert!(one_sided_samples.iter().all(|&(w, _)| w == fixed), "τ = {tau}");
+        } else {
+            let table = contingency(&one_sided_samples, tau, 4);
+            assert!(table.len() >= 2, "τ = {tau}: the remainder was never rejected");
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: one-sided geometric χ² = {s:.1} (critical {c:.1})");
+            assert!(
+                s <= c,
+                "τ = {tau}: one-sided word count depends on the value: {s} > {c}"
+            );
+        }
         let table = contingency(&old_samples, tau, 4);
         if table.len() >= 2 {
             let (s, c) = independence(&table);

@@ -251,8 +251,9 @@ fn pinned_outputs_for_a_fixed_seed() {
 // certified tables instead of looping Bernoulli trials): same distribution, new values.
 // Re-pinned when discrete Laplace scales below 16 became one word, no rejection.
 const PINNED_GEOMETRIC: [i64; 6] = [95, 99, 98, 101, 101, 97];
-// Re-pinned when the discrete Laplace chunks became 10 bits wide.
-const PINNED_LAPLACE: [f64; 3] = [-0.06106861536591168, 0.5338383925936796, -1.0292444820670426];
+// Re-pinned when the discrete Laplace chunks became 10 bits wide, and when the
+// remainder of large scales became a rejection step (two or three words per trial).
+const PINNED_LAPLACE: [f64; 3] = [-0.07011004817741195, -0.12848247872807406, -1.4766744377693612];
 
 #[test]
 fn one_call_functions_release_on_the_grid() {

@@ -91,7 +91,7 @@ enum Calibration {
 /// * **Accuracy:** `Pr[|noise| ≥ w] ≤ β` for `w = `[`accuracy`](Self::accuracy)`(β)`
 ///   (the discrete Gaussian is σ-subgaussian, CKS20).
 /// * **Timing:** the number of random words a release draws is independent of its
-///   noise, except on a fallback event of probability `≤ 2⁻⁴⁷` per coordinate (see
+///   noise, except on a fallback event of probability `< 2⁻⁴¹` per coordinate (see
 ///   [`crate::sampling::DiscreteGaussian`]).
 ///
 /// ```
@@ -674,7 +674,7 @@ fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
 ///   would need.
 /// * **Overflow:** `f(x) + Z` saturates at the `i64` range (post-processing).
 /// * **Timing:** the number of random words drawn is independent of the noise, except
-///   on a fallback event of probability `≤ 2⁻⁴⁷` per coordinate (see
+///   on a fallback event of probability `< 2⁻⁴¹` per coordinate (see
 ///   [`crate::sampling::DiscreteGaussian`]).
 ///
 /// ```

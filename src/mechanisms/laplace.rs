@@ -31,7 +31,7 @@ const MAX_UNITS_BITS: i32 = 60;
 /// * **Accuracy:** for `n` coordinates, `Pr[‖f(x) − M(x)‖∞ ≥ ln(n/β)·b] ≤ β`
 ///   (up to the `g/2` rounding).
 /// * **Timing:** the number of random words a release draws is independent of its
-///   noise, except on a fallback event of probability `< 2⁻⁴⁹` (see
+///   noise, except on a fallback event of probability `< 2⁻⁴²·⁷` (see
 ///   [`DiscreteLaplace`]); per-release timing still has data-dependent branches
 ///   (table searches), so do not treat it as constant-time.
 ///

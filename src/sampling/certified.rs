@@ -545,7 +545,7 @@ pub(crate) struct Cdt {
 /// Bits of a linear [`Guide`]'s bucket index (the top bits of the word).
 const GUIDE_BITS: u32 = 10;
 /// Bits after the leading one that index a logarithmic [`Guide`]'s buckets.
-const LOG_GUIDE_BITS: u32 = 4;
+const LOG_GUIDE_BITS: u32 = 6;
 /// The most entries a [`Guide`] bucket may straddle.
 const MAX_SPAN: usize = 3;
 

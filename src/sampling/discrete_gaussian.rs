@@ -62,15 +62,15 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// rejection sampler, the number of proposals is independent of the accepted value. So
 /// outside the fallback event `F` (some discrete Laplace comparison or some acceptance
 /// word needed further words) the number of words drawn is statistically independent
-/// of the sample. **Bound:** per proposal, `Pr[F] < 2⁻⁴⁹` (one discrete Laplace
-/// sample, see its docs) `+ 324·2⁻⁶⁴ < 2⁻⁴⁸·⁹`; fewer than 3 proposals on average, since
+/// of the sample. **Bound:** per proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace
+/// sample, see its docs) `+ 324·2⁻⁶⁴ < 2⁻⁴²·⁶`; fewer than 3 proposals on average, since
 /// the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2: `t = 1`, at
 /// least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
 /// (1 − 1/(12t²))/(2t)` and the sum is at least `√(2π)·σ` (Poisson summation), which give
 /// more than 0.37; numerically its minimum is 0.445, near σ = 0.3, and it is above 0.5
 /// for σ ≥ 1/2). The expected number of fallback events is at most the expected number
-/// of proposals times the per-proposal bound, so `Pr[F] < 3·2⁻⁴⁸·⁹ < 2⁻⁴⁷` per sample,
+/// of proposals times the per-proposal bound, so `Pr[F] < 3·2⁻⁴²·⁶ < 2⁻⁴¹` per sample,
 /// for every supported σ.
 ///
 /// **Timing.** Outside `F` the number of words, proposals and table look-ups does not

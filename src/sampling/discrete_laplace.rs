@@ -2,7 +2,8 @@
 //! `Pr[Z = z] = (1 − α)/(1 + α) · α^|z|`, `α = exp(−1/τ)`, sampled exactly with a number
 //! of random words that is independent of the sample.
 
-use super::certified::{Cdt, Threshold};
+use super::certified::{Big, Cdt, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
+use super::fixed_exp::{BUILD_BITS, Entry, powers, product};
 use super::{BitSource, Rational};
 use rand_core::CryptoRng;
 use std::collections::HashMap;
@@ -14,10 +15,9 @@ static CACHE: OnceLock<Mutex<HashMap<Rational, Arc<Tables>>>> = OnceLock::new();
 /// Most scales kept in [`CACHE`].
 const CACHE_CAPACITY: usize = 256;
 
-/// Most chunks of the remainder (`m ≤ 61` bits, 10 bits per chunk).
-const MAX_CHUNKS: usize = 7;
-/// Bits of the remainder per chunk table (`2¹⁰ − 1` entries each).
-const CHUNK_BITS: u32 = 10;
+/// Up to this many bits of `R`, the acceptance uniform shares `R`'s word (its other
+/// `64 − m` bits); above, it has a word of its own.
+const SHARED_MAX_BITS: u32 = 20;
 
 /// Exact sampler of the discrete Laplace distribution with rational scale `τ = num/den`
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
@@ -35,50 +35,57 @@ const CHUNK_BITS: u32 = 10;
 ///   `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
 ///   rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm
 ///   2; this is **not** the `sign × geometric` sampler of the seed document 002).
-///   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/4` (`M = 1`, `G = Q`,
-///   for the one-sided [`Geometric`](super::Geometric) below `τ = 16`). `Q` and `R` are
-///   independent: `Pr[Q ≥ j] = α^(jM)`, and `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, whose
-///   10-bit chunks are in turn independent (`αʳ` factors over the binary digits of
-///   `r`): chunk `i` with `k` bits and offset `s` has
-///   `Pr[chunk ≥ c] = (aᶜ − aᴷ)/(1 − aᴷ)`, `a = α^(2ˢ)`, `K = 2ᵏ`. `Q` uses the low 63
-///   bits of the trial's first word (its top bit is the sign); each chunk one further
-///   word.
+///   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/32` (`M = 1`, `G = Q`,
+///   below `τ = 64`). `Q` and `R` are independent: `Pr[Q ≥ j] = α^(jM)`, by inversion of
+///   a table read with the low 63 bits of the trial's first word (its top bit is the
+///   sign); and `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, by **rejection**: `R` is `m`
+///   uniform bits of a second word, accepted with probability `αᴿ ≥ exp(−1/32)` (else
+///   the whole trial is repeated), so an accepted `R` has exactly the law `∝ αʳ`. The
+///   acceptance compares a uniform `V` with `αᴿ = Πⱼ aⱼ^(dⱼ)` (`dⱼ` the bytes of `R`,
+///   `aⱼ = α^(2⁸ʲ)`), a product of `⌈m/8⌉` certified 64-bit entries of per-scale power
+///   tables: `V` is the other `64 − m` bits of the second word when `m ≤ 20`, a third
+///   word when `m > 20`.
 ///
-/// The tables hold **certified** 64-bit bounds of the thresholds, computed at
-/// construction with integer interval arithmetic (192 fractional bits, outward
-/// rounding; `exp(−x)` by the alternating Taylor series and binary powering of an
-/// enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
-/// threshold, the count is decided by integer comparisons alone (fast path). Otherwise
-/// that uniform is extended with further words and compared exactly with enclosures of
-/// the thresholds refined to its length plus 64 bits, until decided. No floating point
-/// is involved anywhere; the output distribution is **exactly** the discrete Laplace
-/// distribution.
+/// The tables hold **certified** 64-bit bounds of the thresholds and powers, computed
+/// at construction with integer interval arithmetic (128 or 192 fractional bits,
+/// outward rounding; `exp(−x)` by the alternating Taylor series and binary powering of
+/// an enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
+/// threshold, and `V` outside the enclosure of `αᴿ`, everything is decided by integer
+/// comparisons alone (fast path). Otherwise that uniform is extended with further
+/// words and compared exactly with enclosures refined to its length plus 64 bits,
+/// until decided. No floating point is involved anywhere; the output distribution is
+/// **exactly** the discrete Laplace distribution.
 ///
 /// **Draw independence.** Below `τ = 16` a sample draws exactly one word (outside the
 /// fallback event `F`, "some comparison needed more words"). Above, every trial draws
-/// exactly `1 + ⌈m/10⌉` words ([`words_per_trial`](Self::words_per_trial)) before
-/// anything else; the number of trials `N` is geometric with rejection probability
-/// `(1 − α)/2` and, as in any rejection sampler with i.i.d. trials, **independent of
-/// the accepted value**. So, outside `F`, the number of words drawn is
-/// `N·(1 + ⌈m/10⌉)`, statistically independent of `Z`.
+/// exactly [`words_per_trial`](Self::words_per_trial) words (1 below `τ = 64`, 2 while
+/// `m ≤ 20`, 3 above) before anything else; the number of trials `N` is geometric
+/// (rejections: the sign's, probability `(1 − α)/2`, and `R`'s) and, as in any
+/// rejection sampler with i.i.d. trials, **independent of the accepted value**. So,
+/// outside `F`, the number of words drawn is `N·words_per_trial`, statistically
+/// independent of `Z`.
 ///
 /// **Fallback bound.** A table entry leaves at most two values of its word undecided
 /// (its enclosure is narrower than one unit of the word; asserted at construction in
 /// tests). Below `τ = 16` the magnitude table has at most
 /// `⌈τ·(63·ln 2 + ln 2)⌉ + 1 ≤ 712` entries, so a sample falls back with probability
-/// `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table has at most `⌈63·ln 2·τ/M⌉ + 1 ≤ 351`
-/// entries (`τ/M < 8`), so its word falls back with probability `≤ 2·351/2⁶³ < 2⁻⁵³`;
-/// each of the `≤ 7` chunk tables has at most 1023 entries, `≤ 2·1023/2⁶⁴ < 2⁻⁵³` each.
-/// A trial falls back with probability `< 2⁻⁵³·⁵ + 7·2⁻⁵³ < 2⁻⁵⁰` (union bound), and since
-/// `E[N] = 2/(1 + α) ≤ 1.04` for `τ ≥ 16`, a sample does with probability
-/// `Pr[F] ≤ E[N]·2⁻⁵⁰ < 2⁻⁴⁹`, for every scale.
+/// `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table has at most `⌈63·ln 2·τ/M⌉ + 1 ≤ 2796`
+/// entries (`τ/M < 64`), so its word falls back with probability `≤ 2·2796/2⁶³ < 2⁻⁵⁰`.
+/// The enclosure of `αᴿ` is at most `W ≤ 5⌈m/8⌉ − 2 ≤ 38` units of `2⁻⁶⁴` wide (each
+/// power entry at most 3, and a product at most the sum of its factors' widths plus 2;
+/// both checked in tests), so `V`, known to `64 − m` bits, is undecided with
+/// probability `≤ (W + 2^(m+1))/2⁶⁴ < 2⁻⁴²·⁹` for `m ≤ 20` (`< 2⁻⁵⁸` with a word of
+/// its own). A trial falls back with probability `< 2⁻⁴²·⁸` (union bound); a trial
+/// succeeds with probability at least `exp(−1/32)·(1 − 1/32) > 0.93`, so
+/// `E[N] < 1.07` and a sample falls back with probability `Pr[F] < 2⁻⁴²·⁷`, for every
+/// scale.
 ///
-/// **Cost.** One word per sample below `τ = 16`; above, two (`τ < 2¹³`) to eight words
-/// (`τ ≈ 2⁶³`) per trial and `E[N] ≤ 1.04` trials, e.g. 3 words at `τ = 10⁶`, 5 at
-/// `τ ≈ 2⁴⁰`. In each table a guide-table lookup (one read and at most three
-/// comparisons, the same for every word; logarithmic buckets for the geometric tables,
-/// linear ones for the nearly uniform chunks). Construction computes the tables (at
-/// most `2·712` or `351 + 7·1023` certified entries).
+/// **Cost.** One word per sample below `τ = 16`; above, one (`τ < 64`), two
+/// (`τ < 2²⁶`, e.g. `τ = 10⁶`) or three words per trial and `E[N] ≤ 1.07` trials
+/// (`≤ 1.02` from `τ = 64` on). In the `Q` table a guide-table lookup (one read and at
+/// most three comparisons, the same for every word); for `R`, `⌈m/8⌉` table reads and
+/// `⌈m/8⌉ − 1` products of 64-bit words. Construction computes the tables (at most
+/// `2·712` or `2796` certified thresholds and `⌈m/8⌉·256` powers).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
@@ -96,17 +103,29 @@ pub struct DiscreteLaplace {
     tables: Arc<Tables>,
 }
 
-#[derive(Debug)]
 struct Tables {
     /// `m`, with `M = 2ᵐ`.
     block_bits: u32,
     /// The table of `Q` (63-bit words).
     quotient: Cdt,
-    /// `(offset s, table)` for each chunk of `R` (64-bit words).
-    chunks: Vec<(u32, Cdt)>,
-    /// For `M = 1`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
+    /// `powers[j][d]` encloses `aⱼ^d`, `aⱼ = α^(2⁸ʲ)`, for each byte `j` of `R`
+    /// (`⌈m/8⌉` tables, none when `M = 1`).
+    powers: Vec<[Entry; 256]>,
+    /// For `τ < 16`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
     /// words), so that a sample needs no rejection.
     magnitude: Option<Cdt>,
+    /// `τ = num/den`, for the exact resolution of an undecided acceptance.
+    num: u64,
+    den: u64,
+}
+
+impl core::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Tables")
+            .field("block_bits", &self.block_bits)
+            .field("power_tables", &self.powers.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl core::fmt::Debug for DiscreteLaplace {
@@ -154,12 +173,12 @@ impl DiscreteLaplace {
 impl Tables {
     fn new(scale: Rational) -> Self {
         let (num, den) = (scale.num() as u128, scale.den() as u128);
-        // M = 1 below τ = 16 (one table, at most 700 entries); above, the largest power
-        // of two ≤ τ/4.
-        let block_bits = if num < 16 * den {
+        let small = num < 16 * den;
+        // M = 1 below τ = 64; above, the largest power of two ≤ τ/32 (so τ/M ∈ [32, 64)).
+        let block_bits = if num < 64 * den {
             0
         } else {
-            127 - (num / (4 * den)).leading_zeros()
+            127 - (num / (32 * den)).leading_zeros()
         };
         let quotient = Cdt::new(
             Threshold {
@@ -170,7 +189,7 @@ impl Tables {
             },
             63,
         );
-        let magnitude = (block_bits == 0).then(|| {
+        let magnitude = small.then(|| {
             Cdt::new(
                 Threshold {
                     step: den,
@@ -181,31 +200,77 @@ impl Tables {
                 63,
             )
         });
-        let count = block_bits.div_ceil(CHUNK_BITS);
-        let mut chunks = Vec::with_capacity(count as usize);
-        let mut offset = 0;
-        for i in 0..count {
-            // Sizes as even as possible: the remaining bits over the remaining chunks.
-            let size = (block_bits - offset).div_ceil(count - i);
-            let table = Cdt::new(
-                Threshold {
-                    step: den << offset,
-                    den: scale.num(),
-                    size: Some(1u64 << size),
-                    two_sided: false,
-                },
-                64,
-            );
-            chunks.push((offset, table));
-            offset += size;
-        }
-        debug_assert!(chunks.len() <= MAX_CHUNKS);
+        // aⱼ = α^(2⁸ʲ) = exp(−2⁸ʲ·den/num) for each byte j of R (2⁸ʲ·den < 2¹²⁰).
+        let powers = (0..block_bits.div_ceil(8))
+            .map(|j| powers(&exp_neg(den << (8 * j), scale.num(), BUILD_BITS)))
+            .collect();
         Tables {
             block_bits,
             quotient,
-            chunks,
+            powers,
             magnitude,
+            num: scale.num(),
+            den: scale.den(),
         }
+    }
+
+    /// The enclosure `(lo, hi)` of `αʳ`: `lo ≤ 2⁶⁴·αʳ ≤ hi + 1`, from one entry per byte
+    /// of `r` (the same reads and products for every `r`).
+    #[inline(always)]
+    fn enclose_power(&self, r: u64) -> Entry {
+        let t = &self.powers;
+        let byte = |j: usize| ((r >> (8 * j)) & 0xff) as usize;
+        match t.len() {
+            0 => (u64::MAX, u64::MAX), // M = 1: r = 0, α⁰ = 1
+            1 => t[0][byte(0)],
+            2 => product(t[0][byte(0)], t[1][byte(1)]),
+            3 => product(product(t[0][byte(0)], t[1][byte(1)]), t[2][byte(2)]),
+            _ => {
+                let mut acc = product(t[0][byte(0)], t[1][byte(1)]);
+                for (j, table) in t.iter().enumerate().skip(2) {
+                    acc = product(acc, table[byte(j)]);
+                }
+                acc
+            }
+        }
+    }
+
+    /// Whether `V < αʳ`, for `V` uniform on [0, 1) of which the first `len` bits are
+    /// `prefix`: decided by the enclosure when `V`'s interval lies on one side of it,
+    /// else exactly (further words).
+    #[inline(always)]
+    fn accept<R: CryptoRng + ?Sized>(
+        &self,
+        r: u64,
+        prefix: u64,
+        len: u32,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        let (lo, hi) = self.enclose_power(r);
+        let shift = 64 - len;
+        let start = u128::from(prefix) << shift;
+        let end = (u128::from(prefix) + 1) << shift;
+        if end <= u128::from(lo) {
+            true // V < end/2⁶⁴ ≤ lo/2⁶⁴ ≤ αʳ
+        } else if start > u128::from(hi) {
+            false // V ≥ start/2⁶⁴ ≥ (hi + 1)/2⁶⁴ ≥ αʳ
+        } else {
+            self.accept_exactly(r, prefix, len, bits)
+        }
+    }
+
+    #[cold]
+    fn accept_exactly<R: CryptoRng + ?Sized>(
+        &self,
+        r: u64,
+        prefix: u64,
+        len: u32,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        // αʳ = exp(−r·den/num); r < 2⁶¹ and den < 2⁶⁴, so r·den < 2¹²⁵.
+        let num = Big::from_u128(u128::from(r) * u128::from(self.den));
+        let den = Big::from_u128(u128::from(self.num));
+        exact_less_exp_neg(&mut LazyUniform::new(prefix, u64::from(len)), &num, &den, bits)
     }
 }
 
@@ -215,12 +280,16 @@ impl DiscreteLaplace {
         self.scale
     }
 
-    /// The number of 64-bit words each trial draws: `1 + ⌈m/10⌉`, a function of the
-    /// scale alone (1 below `τ = 16`). A sample draws `N` times this many (outside the
-    /// fallback event), `N ≥ 1` independent of the sample: `N = 1` below `τ = 16`,
-    /// `E[N] = 2/(1 + α)` above.
+    /// The number of 64-bit words each trial draws, a function of the scale alone: 1
+    /// below `τ = 64`, 2 while `m ≤ 20` (`τ < 2²⁶`), 3 above. A sample draws `N` times
+    /// this many (outside the fallback event), `N ≥ 1` independent of the sample:
+    /// `N = 1` below `τ = 16`, `E[N] < 1.07` above.
     pub fn words_per_trial(&self) -> usize {
-        1 + self.tables.chunks.len()
+        match self.tables.block_bits {
+            0 => 1,
+            m if m <= SHARED_MAX_BITS => 2,
+            _ => 3,
+        }
     }
 
     /// One sample, from a bit source, as an `i128`. Draws whole words
@@ -235,11 +304,11 @@ impl DiscreteLaplace {
             return (magnitude ^ mask) - mask;
         }
         loop {
-            let (negative, magnitude) = self.trial(bits);
+            let (accepted, negative, magnitude) = self.trial(bits);
             // No branch on the sign: with short-circuit `&&` and `if negative`, the
             // accepted zero (always positive) and large outputs (either sign) took
             // different branch patterns, a timing difference that followed the output.
-            let reject = negative & (magnitude == 0);
+            let reject = !accepted | (negative & (magnitude == 0));
             if reject {
                 continue;
             }
@@ -250,25 +319,26 @@ impl DiscreteLaplace {
         }
     }
 
-    /// One trial: the sign and `G`, all fixed words drawn first.
-    #[inline]
-    pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, u128) {
+    /// One trial: whether `R` is accepted, the sign and `G`, all fixed words drawn first.
+    #[inline(always)]
+    pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, bool, u128) {
         let tables = &*self.tables;
+        let m = tables.block_bits;
         let first = bits.word();
-        let mut words = [0u64; MAX_CHUNKS];
-        for word in words.iter_mut().take(tables.chunks.len()) {
-            *word = bits.word();
-        }
+        let second = if m > 0 { bits.word() } else { 0 };
+        let third = if m > SHARED_MAX_BITS { bits.word() } else { 0 };
         let negative = first >> 63 == 1;
         let q = tables.quotient.sample(first & (u64::MAX >> 1), bits);
-        let mut r: u64 = 0;
-        for ((offset, table), &word) in tables.chunks.iter().zip(&words) {
-            r |= table.sample(word, bits) << offset;
-        }
-        let g = (q as u128)
-            .saturating_mul(1u128 << tables.block_bits)
-            .saturating_add(r as u128);
-        (negative, g)
+        let r = second & ((1u64 << m) - 1);
+        let accepted = if m == 0 {
+            true
+        } else if m <= SHARED_MAX_BITS {
+            tables.accept(r, second >> m, 64 - m, bits)
+        } else {
+            tables.accept(r, third, 64, bits)
+        };
+        let g = (q as u128).saturating_mul(1u128 << m).saturating_add(r as u128);
+        (accepted, negative, g)
     }
 
     /// One sample, saturating to the `i64` range.
@@ -286,25 +356,29 @@ impl DiscreteLaplace {
         }
     }
 
-    /// The table entries left undecided per entry, at most (≤ 2 by construction), and
-    /// the sizes of the `Q`, chunk and magnitude tables: the inputs of the fallback
-    /// bound.
+    /// The table entries left undecided per entry, at most (≤ 2 by construction), the
+    /// size of the `Q` table, the widest power entry (units of `2⁻⁶⁴`) and the size of
+    /// the magnitude table: the inputs of the fallback bound.
     #[cfg(test)]
-    fn table_shape(&self) -> (u64, usize, Vec<usize>, Option<usize>) {
+    fn table_shape(&self) -> (u64, usize, u128, Option<usize>) {
         let t = &*self.tables;
-        let worst = t
-            .chunks
-            .iter()
-            .map(|(_, c)| c)
-            .chain([&t.quotient])
+        let worst = [&t.quotient]
+            .into_iter()
             .chain(&t.magnitude)
             .map(Cdt::max_undecided_per_entry)
+            .max()
+            .unwrap_or(0);
+        let widest = t
+            .powers
+            .iter()
+            .flatten()
+            .map(|&(lo, hi)| u128::from(hi) + 1 - u128::from(lo))
             .max()
             .unwrap_or(0);
         (
             worst,
             t.quotient.len(),
-            t.chunks.iter().map(|(_, c)| c.len()).collect(),
+            widest,
             t.magnitude.as_ref().map(Cdt::len),
         )
     }
@@ -348,37 +422,60 @@ mod tests {
     /// The premises of the fallback bound: every entry leaves at most two words
     /// undecided; below τ = 16 the `Q` and magnitude tables have at most 712 entries
     /// (one word per sample falls back with probability below 2⁻⁵²); above, the `Q`
-    /// table has at most 351 entries and the chunk tables 1023, so a trial falls back
-    /// with probability below 2⁻⁵⁰.
+    /// table has at most 2796 entries and every power entry is at most 3 units wide, so
+    /// the enclosure of `αᴿ` is at most `5⌈m/8⌉ − 2` wide (checked on random `R`) and a
+    /// sample falls back with probability below 2⁻⁴²·⁷.
     #[test]
     fn tables_satisfy_the_fallback_bound_premises() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0xFA11);
         for scale in scales() {
             let noise = DiscreteLaplace::new(scale);
-            let (worst, q_len, chunks, magnitude) = noise.table_shape();
+            let (worst, q_len, widest, magnitude) = noise.table_shape();
             assert!(worst <= 2, "{scale:?}: {worst}");
             let small = u128::from(scale.num()) < 16 * u128::from(scale.den());
             assert_eq!(magnitude.is_some(), small, "{scale:?}");
-            assert_eq!(chunks.is_empty(), small, "{scale:?}");
-            let bound = if let Some(m) = magnitude {
-                assert!(q_len <= 712 && m <= 712, "{scale:?}: {q_len}, {m}");
-                2.0 * m.max(q_len) as f64 / 2f64.powi(63)
+            let t = &*noise.tables;
+            let m = t.block_bits;
+            assert_eq!(t.powers.len() as u32, m.div_ceil(8), "{scale:?}");
+            assert_eq!(
+                m > 0,
+                u128::from(scale.num()) >= 64 * u128::from(scale.den()),
+                "{scale:?}"
+            );
+            let bound = if let Some(mag) = magnitude {
+                assert!(q_len <= 712 && mag <= 712, "{scale:?}: {q_len}, {mag}");
+                2.0 * mag.max(q_len) as f64 / 2f64.powi(63)
             } else {
-                assert!(q_len <= 351, "{scale:?}: {q_len}");
-                assert!(
-                    chunks.len() <= MAX_CHUNKS && chunks.iter().all(|&c| c <= 1023),
-                    "{scale:?}"
-                );
-                2.0 * q_len as f64 / 2f64.powi(63)
-                    + chunks.iter().map(|&c| 2.0 * c as f64).sum::<f64>() / 2f64.powi(64)
+                assert!(q_len <= 2796, "{scale:?}: {q_len}");
+                assert!(widest <= 3, "{scale:?}: {widest}");
+                let w = 5 * u128::from(m.div_ceil(8)).max(1) - 2;
+                for _ in 0..10_000 {
+                    let r = rng.next_u64() & ((1u64 << m) - 1);
+                    let (lo, hi) = t.enclose_power(r);
+                    assert!(
+                        u128::from(hi) + 1 - u128::from(lo) <= w.max(1),
+                        "{scale:?}, r = {r}"
+                    );
+                }
+                let undecided = if m == 0 {
+                    0.0
+                } else if m <= SHARED_MAX_BITS {
+                    (w as f64 + 2f64.powi(m as i32 + 1)) / 2f64.powi(64)
+                } else {
+                    (w as f64 + 2.0) / 2f64.powi(64)
+                };
+                // E[N] < 1.07 trials per sample.
+                1.07 * (2.0 * q_len as f64 / 2f64.powi(63) + undecided)
             };
-            assert!(bound < 2f64.powi(-50), "{scale:?}: {bound}");
+            assert!(bound < 2f64.powf(-42.7), "{scale:?}: {bound}");
         }
     }
 
-    /// Each table on its own: `Q` and every chunk follow their exact laws
-    /// (`Pr[Q = j] ∝ α^(jM)`, `Pr[chunk = c] ∝ aᶜ` on `[0, K)`), Pearson's chi-square with
-    /// α = 1e-3, 10⁵ words per table, critical value from statrs; bins merged so each
-    /// expects ≥ 5. Where the chunk's tilt `aᴷ` is below 0.9, a uniform law is rejected.
+    /// `Q` follows its exact law `Pr[Q = j] ∝ α^(jM)`, and the accepted `R` its law
+    /// `Pr[R = r] ∝ αʳ` on `[0, M)`: Pearson's chi-square with α = 1e-3, 10⁵ draws each,
+    /// critical value from statrs; bins merged so each expects ≥ 5. The acceptance rate
+    /// matches `E[αᴿ] = (1 − α^M)/(M(1 − α))` within 5 standard deviations (a sampler
+    /// that skipped the acceptance would be 25 or more away at these scales).
     #[test]
     fn each_table_follows_its_exact_law() {
         use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -403,52 +500,56 @@ mod tests {
             let critical = ChiSquared::new(bins as f64).unwrap().inverse_cdf(1.0 - 1e-3);
             (stat, critical)
         };
-        for (num, den) in [(5000u64, 1u64), (1_000_000, 1), (1, 3)] {
+        for (num, den) in [(5000u64, 1u64), (1_000_000, 1), (1, 3), ((1 << 40) + 3, 1)] {
             let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
             let tau = num as f64 / den as f64;
             let t = &*noise.tables;
-            let m = 1u64 << t.block_bits;
-            let mut tables: Vec<(&Cdt, u32, f64, usize)> =
-                vec![(&t.quotient, 63, (-(m as f64) / tau).exp(), t.quotient.len() + 1)];
-            for (offset, table) in &t.chunks {
-                let a = (-((1u64 << offset) as f64) / tau).exp();
-                tables.push((table, 64, a, table.len() + 1));
+            let big_m = 1u64 << t.block_bits;
+            // Q, by inversion of its table.
+            let a = (-(big_m as f64) / tau).exp();
+            let support = t.quotient.len() + 1;
+            let mut counts = vec![0u64; support + 1];
+            let mut bits = BitSource::new(&mut rng);
+            for _ in 0..n {
+                let u = bits.word() >> 1;
+                let x = t.quotient.sample(u, &mut bits) as usize;
+                counts[x.min(support)] += 1;
             }
-            for (table, width, a, support) in tables {
-                let mut counts = vec![0u64; support + 1];
-                let mut bits = BitSource::new(&mut rng);
-                for _ in 0..n {
-                    let u = bits.word() >> (64 - width);
-                    let x = table.sample(u, &mut bits) as usize;
-                    counts[x.min(support)] += 1;
-                }
-                let bounded = table.bound().is_some();
-                let weights: Vec<f64> = (0..=support)
-                    .map(|c| {
-                        if bounded && c == support {
-                            0.0
-                        } else {
-                            a.powi(c as i32)
-                        }
-                    })
-                    .collect();
-                let total: f64 = if bounded {
-                    weights.iter().sum()
-                } else {
-                    1.0 / (1.0 - a)
-                };
-                let mut p: Vec<f64> = weights.iter().map(|w| w / total).collect();
-                if !bounded {
-                    p[support] = a.powi(support as i32) / (1.0 - a) / total;
-                }
-                let (stat, critical) = fit(&counts, &p);
-                assert!(stat <= critical, "τ = {num}/{den}: {stat} > {critical}");
-                if bounded && support > 8 && a.powi(support as i32) < 0.9 {
-                    let uniform = vec![1.0 / support as f64; support];
-                    let (stat, critical) = fit(&counts[..support], &uniform);
-                    assert!(stat > critical, "τ = {num}/{den}: uniform not rejected");
+            let mut p: Vec<f64> = (0..=support).map(|c| (1.0 - a) * a.powi(c as i32)).collect();
+            p[support] = a.powi(support as i32);
+            let (stat, critical) = fit(&counts, &p);
+            assert!(stat <= critical, "τ = {num}/{den}, Q: {stat} > {critical}");
+            if t.block_bits == 0 {
+                continue;
+            }
+            // R, by rejection: the accepted remainders of whole trials.
+            let alpha = (-1.0 / tau).exp();
+            let (mut accepted, mut trials) = (0usize, 0usize);
+            let bins = 1024usize.min(big_m as usize);
+            let width = big_m as usize / bins;
+            let mut counts = vec![0u64; bins];
+            while accepted < n {
+                let (ok, _, g) = noise.trial(&mut bits);
+                trials += 1;
+                if ok {
+                    accepted += 1;
+                    counts[(g % u128::from(big_m)) as usize / width] += 1;
                 }
             }
+            // Bin b holds r ∈ [b·w, (b + 1)·w): mass ∝ α^(bw)(1 − α^w).
+            let total = 1.0 - alpha.powf(big_m as f64);
+            let p: Vec<f64> = (0..bins)
+                .map(|b| alpha.powf((b * width) as f64) * (1.0 - alpha.powf(width as f64)) / total)
+                .collect();
+            let (stat, critical) = fit(&counts, &p);
+            assert!(stat <= critical, "τ = {num}/{den}, R: {stat} > {critical}");
+            let rate = total / (big_m as f64 * (1.0 - alpha));
+            let sd = (rate * (1.0 - rate) / trials as f64).sqrt();
+            let seen = accepted as f64 / trials as f64;
+            assert!(
+                (seen - rate).abs() <= 5.0 * sd,
+                "τ = {num}/{den}: {seen} vs {rate}"
+            );
         }
     }
 
@@ -465,7 +566,7 @@ mod tests {
 
     /// The guide tables give the same certain count as a binary search: on random
     /// words, on both sides of every threshold bound and at every bucket edge (linear
-    /// and logarithmic). Every table (`Q`, chunks, magnitude), at every scale, is guided.
+    /// and logarithmic). Every table (`Q`, magnitude), at every scale, is guided.
     #[test]
     fn guide_tables_count_like_a_binary_search() {
         let mut rng = ChaCha20Rng::seed_from_u64(0x6D1DE);
@@ -481,7 +582,6 @@ mod tests {
             let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
             let t = &*noise.tables;
             let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, 63)];
-            tables.extend(t.chunks.iter().map(|(_, c)| (c, 64)));
             tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             for (i, (table, width)) in tables.into_iter().enumerate() {
                 assert!(table.is_guided(), "τ = {num}/{den}: table {i} not guided");
@@ -495,8 +595,8 @@ mod tests {
                     words.extend([first, first.saturating_sub(1), first | 1]);
                 }
                 for p in 0..width {
-                    for digits in 0..16u64 {
-                        let first = (1u64 << p) | (digits << p.saturating_sub(4));
+                    for digits in 0..64u64 {
+                        let first = (1u64 << p) | (digits << p.saturating_sub(6));
                         words.extend([first, first - 1, first | 1]);
                     }
                 }
@@ -523,7 +623,6 @@ mod tests {
             let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
             let t = &*noise.tables;
             let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, 63)];
-            tables.extend(t.chunks.iter().map(|(_, c)| (c, 64)));
             tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             let per_table = 1_000_000 / (3 * tables.len() as u64) + 1;
             for (table, width) in tables {
@@ -550,6 +649,59 @@ mod tests {
                 }
                 assert!(planted > 0, "τ = {num}/{den}: no undecided word");
             }
+        }
+        assert!(checked >= 1_000_000, "{checked}");
+    }
+
+    /// The acceptance of `R`: on 10⁶ random remainders (over three scales, shared and
+    /// own-word acceptance) the product of power entries encloses the exact `αʳ`
+    /// (an arbitrary-precision evaluation at 128 bits) and every decided comparison
+    /// agrees with it; uniforms planted inside the enclosure take the exact path and
+    /// give the exact answer.
+    #[test]
+    fn acceptance_enclosures_hold_and_planted_uniforms_resolve_exactly() {
+        use super::super::certified::exp_neg as exact_exp_neg;
+        let mut rng = ChaCha20Rng::seed_from_u64(0xACCE);
+        let mut checked = 0u64;
+        for (num, den) in [(1_000_000u64, 1u64), (1_000_003, 7), ((1 << 40) + 3, 1)] {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            let t = &*noise.tables;
+            let m = t.block_bits;
+            let len = if m <= SHARED_MAX_BITS { 64 - m } else { 64 };
+            let mut planted = 0;
+            for i in 0..340_000u64 {
+                let r = rng.next_u64() & ((1u64 << m) - 1);
+                let (lo, hi) = t.enclose_power(r);
+                // lo·2⁶⁴ ≤ 2¹²⁸·αʳ ≤ (hi + 1)·2⁶⁴.
+                let exact = exact_exp_neg(u128::from(r) * u128::from(den), num, 128);
+                let lo_big = Big::from_u128(u128::from(lo)).shl(64);
+                let hi_big = Big::from_u128(u128::from(hi) + 1).shl(64);
+                assert!(lo_big.cmp(&exact.lo).is_le(), "τ = {num}/{den}, r = {r}");
+                assert!(exact.hi.cmp(&hi_big).is_le(), "τ = {num}/{den}, r = {r}");
+                // A random uniform, or one planted inside the enclosure.
+                let prefix = if i % 1000 == 0 {
+                    planted += 1;
+                    (((u128::from(lo) + u128::from(hi)) / 2) >> (64 - len)) as u64
+                } else {
+                    rng.next_u64() >> (64 - len)
+                };
+                let seed = i;
+                let fast = t.accept(
+                    r,
+                    prefix,
+                    len,
+                    &mut BitSource::new(&mut ChaCha20Rng::seed_from_u64(seed)),
+                );
+                let exact = exact_less_exp_neg(
+                    &mut LazyUniform::new(prefix, u64::from(len)),
+                    &Big::from_u128(u128::from(r) * u128::from(den)),
+                    &Big::from_u128(u128::from(num)),
+                    &mut BitSource::new(&mut ChaCha20Rng::seed_from_u64(seed)),
+                );
+                assert_eq!(fast, exact, "τ = {num}/{den}, r = {r}, prefix = {prefix}");
+                checked += 1;
+            }
+            assert!(planted >= 340, "τ = {num}/{den}");
         }
         assert!(checked >= 1_000_000, "{checked}");
     }

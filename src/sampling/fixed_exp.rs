@@ -26,11 +26,11 @@ use crate::CryptoRng;
 use std::sync::OnceLock;
 
 /// Fractional bits of the construction-time enclosures.
-const BUILD_BITS: u64 = 128;
+pub(crate) const BUILD_BITS: u64 = 128;
 
 /// Enclosures `(lo, hi)` with `lo ≤ 2⁶⁴·v ≤ hi + 1` (so `hi = u64::MAX` encodes the
 /// upper bound 1).
-type Entry = (u64, u64);
+pub(crate) type Entry = (u64, u64);
 
 struct Tables {
     /// `exp(−i)` for `i < 64`.
@@ -52,7 +52,7 @@ fn entry(v: &Interval) -> Entry {
 }
 
 /// The enclosures of `base⁰, base¹, …` (powers by repeated outward-rounded products).
-fn powers<const N: usize>(base: &Interval) -> [Entry; N] {
+pub(crate) fn powers<const N: usize>(base: &Interval) -> [Entry; N] {
     let one = Interval {
         lo: Big::pow2(BUILD_BITS),
         hi: Big::pow2(BUILD_BITS),
@@ -88,7 +88,7 @@ fn build() -> Box<Tables> {
 /// `(a·b)` outward rounded: lower bounds multiply down, upper bounds (stored minus one)
 /// multiply up.
 #[inline]
-fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
+pub(crate) fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
     let lo = ((al as u128 * bl as u128) >> 64) as u64;
     // ⌈(ah + 1)(bh + 1)/2⁶⁴⌉ − 1 = ⌊(ah·bh + ah + bh)/2⁶⁴⌋ (no overflow: ≤ 2¹²⁸ − 1).
     let hi = ((ah as u128 * bh as u128 + ah as u128 + bh as u128) >> 64) as u64;

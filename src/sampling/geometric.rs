@@ -4,17 +4,22 @@ use super::{BitSource, DiscreteLaplace, Rational};
 use rand_core::CryptoRng;
 
 /// Exact sampler of `Pr[G = k] = (1 − α)·αᵏ` for `k ≥ 0`, `α = exp(−1/τ)`, for a
-/// rational scale `τ = num/den > 0`, drawing a **fixed number of words** per sample.
+/// rational scale `τ = num/den > 0`, drawing a **fixed number of words per trial** and
+/// a number of trials independent of the sample.
 ///
-/// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] above `τ = 16`
-/// (same tables, same scale; `M = 1` below): `G = M·Q + R` by inversion of certified cumulative-distribution tables, one
-/// 63-bit uniform for `Q` (the 64th bit of that word is discarded) and one 64-bit
-/// uniform per 10-bit chunk of `R`, each resolved exactly with further words in the rare
-/// case the certified bounds do not decide. No rejection: every sample draws exactly
-/// [`words_per_sample`](Self::words_per_sample) `= 1 + ⌈m/10⌉` words, a function of the
-/// scale alone, except on the fallback event, whose probability per sample is below
-/// `2⁻⁵⁰` for every scale (the per-trial bound of [`DiscreteLaplace`]). The output
-/// distribution is exact; no floating point is involved.
+/// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] (same tables, same
+/// scale): `G = M·Q + R`, `Q` by inversion of a certified cumulative-distribution table
+/// (one 63-bit uniform; the 64th bit of that word is discarded) and `R` by rejection
+/// (`m` uniform bits accepted with probability `αᴿ`, decided by certified enclosures),
+/// each resolved exactly with further words in the rare case the certified bounds do
+/// not decide. Every trial draws exactly [`words_per_sample`](Self::words_per_sample)
+/// words (1 below `τ = 64`, 2 below `τ = 2²⁶`, 3 above), a function of the scale
+/// alone; a rejected `R` (probability at most `1 − exp(−1/32) < 0.031`) repeats the
+/// trial, and the number of trials is independent of the accepted value. So, except on
+/// the fallback event (probability per sample below `2⁻⁴²`, the bound of
+/// [`DiscreteLaplace`]), the words drawn are `N·words_per_sample` with `N` independent
+/// of the sample (`N = 1` below `τ = 64`). The output distribution is exact; no
+/// floating point is involved.
 ///
 /// ```
 /// use dpmech::sampling::{Geometric, Rational};
@@ -44,7 +49,8 @@ impl Geometric {
         self.tables.scale()
     }
 
-    /// Words drawn per sample (outside the fallback event): `1 + ⌈m/10⌉`.
+    /// Words drawn per trial (outside the fallback event); a sample takes `N ≥ 1`
+    /// trials, `N` independent of its value (`N = 1` below `τ = 64`).
     pub fn words_per_sample(&self) -> usize {
         self.tables.words_per_trial()
     }
@@ -52,7 +58,12 @@ impl Geometric {
     /// One sample, from a bit source (whole words; buffered bits are left untouched).
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> u128 {
-        self.tables.trial(bits).1
+        loop {
+            let (accepted, _, g) = self.tables.trial(bits);
+            if accepted {
+                return g;
+            }
+        }
     }
 
     /// One sample (saturating at `u64::MAX`, a probability below `2^-60` event for any
