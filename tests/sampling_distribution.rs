@@ -33,13 +33,13 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
         (1, 1),              // τ = 1
         (3, 2),              // τ = 1.5
         (10, 1),             // τ = 10
-        (30, 1),             // τ = 30: a 2-bit chunk table, per-integer bins
+        (30, 1),             // τ = 30: the Q table alone (M = 1), per-integer bins
         (1000, 7),           // τ ≈ 142.9, non-dyadic
         (1_000_000, 1),      // τ = 1e6
         (1u64 << 41 | 3, 1), // τ ≈ 2^41, as used by the Laplace mechanism
         (1u64 << 40, 1),     // τ = 2^40
         (1u64 << 60, 1),     // τ = 2^60, the largest scale the issue asks for
-        (u64::MAX, 3),       // τ ≈ 2^62.4: eight chunk tables
+        (u64::MAX, 3),       // τ ≈ 2^62.4: a 56-bit remainder, three words per trial
     ];
     for (i, (num, den)) in scales.into_iter().enumerate() {
         let scale = Rational::new(num, den).unwrap();
@@ -51,7 +51,7 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
 }
 
 /// At large scales the bins above do not see the low-order digits, which come from the
-/// chunk tables: for `τ ≥ 2⁴⁰` the bytes of `Z` at bits 0–7, 8–15 and 16–23 are uniform
+/// accepted remainder `R`: for `τ ≥ 2⁴⁰` the bytes of `Z` at bits 0–7, 8–15 and 16–23 are uniform
 /// up to a relative `2⁻¹⁶`, far below what `N` samples can detect. Chi-square with 256
 /// bins each, α = `common::ALPHA`, `N` samples.
 #[test]
@@ -70,12 +70,12 @@ fn discrete_laplace_low_digits_are_uniform_at_large_scales() {
     }
 }
 
-/// The chunk tables at a scale where their tilt is visible: at `τ = 20000` the
-/// remainder `R < 2¹²` comes from two 6-bit chunk tables, and `Z mod 4096` has the exact
+/// The remainder at a moderate scale: at `τ = 20000` the remainder `R < 2⁹` is
+/// accepted with probability `αᴿ` (two words per trial), and `Z mod 4096` has the exact
 /// law `Σ_k pmf(r + 4096k)` (summed in `f64` over `|k| ≤ 1200`, tail below 1e-100).
 /// Chi-square with 4096 bins, α = `common::ALPHA`, `N` samples.
 #[test]
-fn discrete_laplace_residues_match_at_a_two_chunk_scale() {
+fn discrete_laplace_residues_match_at_a_moderate_scale() {
     let tau = 20_000.0f64;
     let samples = sample_discrete_laplace(Rational::new(20_000, 1).unwrap(), 160);
     let alpha = (-1.0 / tau).exp();
