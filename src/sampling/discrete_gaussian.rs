@@ -104,6 +104,9 @@ pub struct DiscreteGaussian {
     small_denominator: Option<u128>,
     /// The reciprocal of `D` for the 128-bit path (any value when `D ≥ 2⁶⁴`).
     reciprocal: Reciprocal,
+    /// `s = max(0, bitlen(D) − 64)` and `⌊D/2ˢ⌋ < 2⁶⁴`, for the 256-bit path.
+    d_shift: u32,
+    d_top: u128,
     /// The acceptance bands of `x = 0, 1, …` while a proposal reaches `x` with
     /// probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the same
     /// values [`band`](Self::band) computes, looked up instead.
@@ -154,6 +157,11 @@ impl DiscreteGaussian {
             .mul(&U512::from_u128(t as u128 * t as u128));
         let small_denominator = denominator.to_u128().filter(|&d| d <= u64::MAX as u128);
         let reciprocal = Reciprocal::new(small_denominator.unwrap_or(1) as u64);
+        let d_shift = denominator.bit_len().saturating_sub(64);
+        let d_top = denominator
+            .shr(d_shift)
+            .to_u128()
+            .expect("at most 64 bits after the shift");
         let mut noise = Self {
             num,
             den,
@@ -163,6 +171,8 @@ impl DiscreteGaussian {
             denominator,
             small_denominator,
             reciprocal,
+            d_shift,
+            d_top,
             bands: Arc::new([]),
         };
         if t <= MAX_BAND_T {
@@ -216,12 +226,23 @@ impl DiscreteGaussian {
 
     /// The words that decide the acceptance of `x` on their own (see [`band`]).
     fn band(&self, x: u128) -> (u64, u64) {
-        if let (Some(_), Some(scaled)) = (self.small_denominator, x.checked_mul(self.t_den)) {
+        if let Some(scaled) = x.checked_mul(self.t_den) {
             let a = scaled.abs_diff(self.num);
-            if a <= u64::MAX as u128 {
+            if self.small_denominator.is_some() && a <= u64::MAX as u128 {
                 return band(self.reciprocal.bounds(a * a));
             }
+            // The bounds of the 512-bit path below, from a 256-bit square: the same
+            // truncation `⌊a²/2ˢ⌋`, `⌊D/2ˢ⌋`, so the same words decide.
+            return band(match shr_256(square_256(a), self.d_shift) {
+                Some(n) => ratio_bounds(n, self.d_top, self.d_shift > 0),
+                None => (CAPPED, CAPPED),
+            });
         }
+        self.wide_band(x)
+    }
+
+    /// [`band`](Self::band) in 512-bit arithmetic, for any `x`.
+    fn wide_band(&self, x: u128) -> (u64, u64) {
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
         let a = scaled.abs_diff(&U512::from_u128(self.num));
         band(wide_bounds(&a.mul(&a), &self.denominator))
@@ -239,6 +260,30 @@ impl DiscreteGaussian {
     }
 }
 
+/// `2⁶³·γ` at and beyond the cap of [`ratio_bounds`] (`γ ≥ 64`: `exp(−γ) < 2⁻⁹²`).
+const CAPPED: u128 = 64 << 63;
+
+/// `a²` as `(high, low)` 128-bit halves.
+#[inline]
+fn square_256(a: u128) -> (u128, u128) {
+    let (a0, a1) = (a & u64::MAX as u128, a >> 64);
+    let (p00, p01, p11) = (a0 * a0, a0 * a1, a1 * a1);
+    // a² = p11·2¹²⁸ + p01·2⁶⁵ + p00, and p01·2⁶⁵ = (p01 >> 63)·2¹²⁸ + (p01 << 65 mod 2¹²⁸).
+    let (low, carry) = p00.overflowing_add(p01 << 65);
+    (p11 + (p01 >> 63) + u128::from(carry), low)
+}
+
+/// `⌊v/2ˢ⌋` for a 256-bit `v = (high, low)`, or `None` when it does not fit 128 bits.
+#[inline]
+fn shr_256((high, low): (u128, u128), s: u32) -> Option<u128> {
+    match s {
+        0 => (high == 0).then_some(low),
+        1..=127 => (high >> s == 0).then(|| (high << (128 - s)) | (low >> s)),
+        128..=255 => Some(high >> (s - 128)),
+        _ => Some(0),
+    }
+}
+
 /// Dyadic bounds (63 fractional bits) of `γ = n/d` for 512-bit `n` and `d ≥ 1`: both
 /// are truncated by the same shift until `d` fits 64 bits; a numerator still above
 /// `2¹²⁸` then means `γ > 2⁶³`, far beyond the cap of 64.
@@ -247,7 +292,7 @@ fn wide_bounds(n: &U512, d: &U512) -> (u128, u128) {
     let (n, d) = (n.shr(shift), d.shr(shift));
     match (n.to_u128(), d.to_u128()) {
         (Some(n), Some(d)) => ratio_bounds(n, d, shift > 0),
-        _ => (64 << 63, 64 << 63),
+        _ => (CAPPED, CAPPED),
     }
 }
 
@@ -355,6 +400,66 @@ impl U512 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 256-bit path of the acceptance band gives exactly the 512-bit path's bands,
+    /// on random and extreme proposals, for integer, rational and huge variances.
+    #[test]
+    fn the_256_bit_band_equals_the_512_bit_band() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::{Rng, SeedableRng};
+        let mut rng = ChaCha20Rng::seed_from_u64(0x256);
+        for (num, den) in [
+            (1u128 << 80, 1u64),                                // σ = 2⁴⁰, integer
+            (4_398_046_511_104u128 * 4_398_046_511_104 + 7, 1), // σ ≈ 2⁴², not integer
+            (1_000_003, 7),                                     // small, rational
+            (MAX_VARIANCE_NUM, 3),                              // the largest numerator
+            (12_345_678_901_234_567, u64::MAX),                 // a wide denominator
+            (100, 1),                                           // D < 2⁶⁴
+        ] {
+            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let t = noise.t as u128;
+            let mut xs: Vec<u128> = (0..20_000)
+                .map(|_| u128::from(rng.next_u64()) % (64 * t + 2))
+                .collect();
+            xs.extend([
+                0,
+                1,
+                t,
+                t + 1,
+                2 * t,
+                u128::from(u64::MAX),
+                1 << 80,
+                u128::MAX / noise.t_den,
+            ]);
+            let mut compared = 0;
+            for x in xs {
+                // The 128-bit reciprocal path (D < 2⁶⁴, a < 2⁶⁴) has bounds of its own.
+                let reciprocal = x.checked_mul(noise.t_den).is_some_and(|v| {
+                    noise.small_denominator.is_some() && v.abs_diff(noise.num) <= u64::MAX as u128
+                });
+                if !reciprocal {
+                    assert_eq!(noise.band(x), noise.wide_band(x), "σ² = {num}/{den}, x = {x}");
+                    compared += 1;
+                }
+            }
+            assert!(
+                compared > 0 || noise.small_denominator.is_some(),
+                "σ² = {num}/{den}"
+            );
+        }
+        for _ in 0..100_000 {
+            let a = u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64());
+            let a = a >> (rng.next_u64() % 128);
+            let wide = U512::from_u128(a).mul(&U512::from_u128(a));
+            let (high, low) = square_256(a);
+            assert_eq!(
+                wide.0[..4],
+                [low as u64, (low >> 64) as u64, high as u64, (high >> 64) as u64]
+            );
+            let s = (rng.next_u64() % 300) as u32;
+            assert_eq!(shr_256((high, low), s), wide.shr(s).to_u128(), "a = {a}, s = {s}");
+        }
+    }
 
     #[test]
     fn wide_arithmetic_matches_u128() {
