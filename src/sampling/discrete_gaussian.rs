@@ -77,8 +77,10 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// depend on the sample. For `t ≤ 1024` the acceptance band of every proposal that
 /// occurs with probability above `2⁻⁵⁰` is read from a table built at construction
 /// (the same bands as computed, so the same decisions); beyond it, and for larger
-/// `t`, the 128/512-bit arithmetic of the acceptance test is data-independent in
-/// amount, though the wide path's multiplications skip zero limbs.
+/// `t`, the acceptance test computes its bracket with 128-bit arithmetic (while `D` and
+/// the proposal's offset fit 64 bits), a 256-bit square (while `x·t·den < 2¹²⁸`) or
+/// 512-bit products: which one depends on the size of the proposal, so that timing is
+/// not constant (all three give certified brackets; the last two the same one).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteGaussian, Rational};
