@@ -2,7 +2,7 @@
 //! sampled exactly for a rational variance `σ² = num/den`.
 
 use super::certified::Big;
-use super::fixed_exp::{Reciprocal, band, bernoulli_in_band, ratio_bounds};
+use super::fixed_exp::{Reciprocal, band, bernoulli_in_band};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
@@ -31,13 +31,13 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// ```
 ///
 /// and the trial is **one 64-bit word** `u` compared with certified enclosures: γ is
-/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` (for `D < 2⁶⁴` by
-/// multiplication with a precomputed reciprocal of `D`, at most 66 units wide; wider
-/// `D` by integer division after truncating both sides by the same shift, at most 130
-/// units), and `exp(−x_lo/2⁶³)` is enclosed to within 64 units of `2⁻⁶⁴` by the
+/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` by multiplication with a
+/// precomputed reciprocal, no division (for `D < 2⁶⁴` of `D` itself, at most 66 units
+/// wide; wider `D` after truncating both sides by the same shift, of `⌊D/2ˢ⌋`, at most
+/// 197 units), and `exp(−x_lo/2⁶³)` is enclosed to within 64 units of `2⁻⁶⁴` by the
 /// table-driven fixed-point exponential of the crate's selection coins. `u` below a
 /// certified lower bound of `exp(−x_hi/2⁶³)` accepts, above the upper bound of
-/// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·130 = 324` words in between fall
+/// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·197 = 458` words in between fall
 /// back to extending `U = u/2⁶⁴ + …` with further words and comparing it with
 /// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided. No
 /// floating point is involved; the output distribution is **exactly** the discrete
@@ -63,7 +63,7 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// outside the fallback event `F` (some discrete Laplace comparison or some acceptance
 /// word needed further words) the number of words drawn is statistically independent
 /// of the sample. **Bound:** per proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace
-/// sample, see its docs) `+ 324·2⁻⁶⁴ < 2⁻⁴²·⁶`; fewer than 3 proposals on average, since
+/// sample, see its docs) `+ 458·2⁻⁶⁴ < 2⁻⁴²·⁶`; fewer than 3 proposals on average, since
 /// the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2: `t = 1`, at
 /// least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
@@ -104,7 +104,8 @@ pub struct DiscreteGaussian {
     denominator: U512,
     /// `D` when it is below `2⁶⁴` (enables the 128-bit path).
     small_denominator: Option<u128>,
-    /// The reciprocal of `D` for the 128-bit path (any value when `D ≥ 2⁶⁴`).
+    /// The reciprocal of `⌊D/2ˢ⌋` (of `D` itself when `D < 2⁶⁴`): every bracket is
+    /// a multiplication by it, no division.
     reciprocal: Reciprocal,
     /// `s = max(0, bitlen(D) − 64)` and `⌊D/2ˢ⌋ < 2⁶⁴`, for the 256-bit path.
     d_shift: u32,
@@ -158,12 +159,12 @@ impl DiscreteGaussian {
             .mul(&U512::from_u128(den as u128))
             .mul(&U512::from_u128(t as u128 * t as u128));
         let small_denominator = denominator.to_u128().filter(|&d| d <= u64::MAX as u128);
-        let reciprocal = Reciprocal::new(small_denominator.unwrap_or(1) as u64);
         let d_shift = denominator.bit_len().saturating_sub(64);
         let d_top = denominator
             .shr(d_shift)
             .to_u128()
             .expect("at most 64 bits after the shift");
+        let reciprocal = Reciprocal::new(d_top as u64);
         let mut noise = Self {
             num,
             den,
@@ -204,7 +205,7 @@ impl DiscreteGaussian {
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
         loop {
-            let y = self.proposal.sample_bits(bits);
+            let y = self.proposal.sample_inlined(bits);
             if self.accept(y.unsigned_abs(), bits) {
                 return y;
             }
@@ -228,26 +229,32 @@ impl DiscreteGaussian {
 
     /// The words that decide the acceptance of `x` on their own (see [`band`]).
     fn band(&self, x: u128) -> (u64, u64) {
+        band(self.bracket(x))
+    }
+
+    /// `(x_lo, x_hi)`, `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` (or capped).
+    #[inline]
+    fn bracket(&self, x: u128) -> (u128, u128) {
         if let Some(scaled) = x.checked_mul(self.t_den) {
             let a = scaled.abs_diff(self.num);
             if self.small_denominator.is_some() && a <= u64::MAX as u128 {
-                return band(self.reciprocal.bounds(a * a));
+                return self.reciprocal.bounds(a * a);
             }
             // The bounds of the 512-bit path below, from a 256-bit square: the same
             // truncation `⌊a²/2ˢ⌋`, `⌊D/2ˢ⌋`, so the same words decide.
-            return band(match shr_256(square_256(a), self.d_shift) {
-                Some(n) => ratio_bounds(n, self.d_top, self.d_shift > 0),
+            return match shr_256(square_256(a), self.d_shift) {
+                Some(n) => truncated_bounds(n, &self.reciprocal, self.d_shift > 0),
                 None => (CAPPED, CAPPED),
-            });
+            };
         }
-        self.wide_band(x)
+        self.wide_bracket(x)
     }
 
-    /// [`band`](Self::band) in 512-bit arithmetic, for any `x`.
-    fn wide_band(&self, x: u128) -> (u64, u64) {
+    /// [`bracket`](Self::bracket) in 512-bit arithmetic, for any `x`.
+    fn wide_bracket(&self, x: u128) -> (u128, u128) {
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
         let a = scaled.abs_diff(&U512::from_u128(self.num));
-        band(wide_bounds(&a.mul(&a), &self.denominator))
+        wide_bounds(&a.mul(&a), &self.denominator)
     }
 
     /// `γ(x)` exactly, as (numerator, denominator), for the exact comparison.
@@ -262,7 +269,7 @@ impl DiscreteGaussian {
     }
 }
 
-/// `2⁶³·γ` at and beyond the cap of [`ratio_bounds`] (`γ ≥ 64`: `exp(−γ) < 2⁻⁹²`).
+/// `2⁶³·γ` at and beyond the cap of the brackets (`γ ≥ 64`: `exp(−γ) < 2⁻⁹²`).
 const CAPPED: u128 = 64 << 63;
 
 /// `a²` as `(high, low)` 128-bit halves.
@@ -288,13 +295,36 @@ fn shr_256((high, low): (u128, u128), s: u32) -> Option<u128> {
 
 /// Dyadic bounds (63 fractional bits) of `γ = n/d` for 512-bit `n` and `d ≥ 1`: both
 /// are truncated by the same shift until `d` fits 64 bits; a numerator still above
-/// `2¹²⁸` then means `γ > 2⁶³`, far beyond the cap of 64.
+/// `2¹²⁸` then means `γ > 2⁶³`, far beyond the cap of 64. (The reference path: it
+/// builds the reciprocal of its `d` per call.)
 fn wide_bounds(n: &U512, d: &U512) -> (u128, u128) {
     let shift = d.bit_len().saturating_sub(64);
     let (n, d) = (n.shr(shift), d.shr(shift));
     match (n.to_u128(), d.to_u128()) {
-        (Some(n), Some(d)) => ratio_bounds(n, d, shift > 0),
+        (Some(n), Some(d)) => truncated_bounds(n, &Reciprocal::new(d as u64), shift > 0),
         _ => (CAPPED, CAPPED),
+    }
+}
+
+/// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·γ ≤ x_hi` (or both capped, see [`CAPPED`]), by
+/// multiplication with the reciprocal of `d` (`1 ≤ d < 2⁶⁴`, see [`Reciprocal`]):
+///
+/// * not truncated: `γ = n/d` exactly, a bracket at most 66 units wide;
+/// * truncated (`n = ⌊N/2ˢ⌋`, `d = ⌊D/2ˢ⌋ ≥ 2⁶³`, `s > 0`): `γ = N/D` lies in
+///   `(n/(d + 1), (n + 1)/d)`. The upper end is the reciprocal's upper bound of
+///   `2⁶³(n + 1)/d`; for the lower end, `2⁶³n/d − 2⁶³n/(d + 1) = 2⁶³n/(d(d + 1)) < 64`
+///   while `n < 64d` (`d + 1 > 2⁶³`), so the reciprocal's lower bound of `2⁶³n/d` minus
+///   64 is below it — and when that bound is capped (`n ≥ 64d`), `2⁶³n/(d + 1) >
+///   64·2⁶³ − 64` still is. Width at most `2⁶³/d + 66 + 66 + 64 ≤ 197` units.
+#[inline]
+fn truncated_bounds(n: u128, reciprocal: &Reciprocal, truncated: bool) -> (u128, u128) {
+    if truncated {
+        (
+            reciprocal.lower(n).saturating_sub(64),
+            reciprocal.upper(n.saturating_add(1)),
+        )
+    } else {
+        reciprocal.bounds(n)
     }
 }
 
@@ -403,8 +433,9 @@ impl U512 {
 mod tests {
     use super::*;
 
-    /// The 256-bit path of the acceptance band gives exactly the 512-bit path's bands,
-    /// on random and extreme proposals, for integer, rational and huge variances.
+    /// The 256-bit path of the acceptance bracket gives exactly the 512-bit path's
+    /// bracket, and both contain the exact `2⁶³·γ` (arbitrary precision) within 197
+    /// units, on random and extreme proposals, for integer, rational and huge variances.
     #[test]
     fn the_256_bit_band_equals_the_512_bit_band() {
         use rand_chacha::ChaCha20Rng;
@@ -433,21 +464,28 @@ mod tests {
                 1 << 80,
                 u128::MAX / noise.t_den,
             ]);
-            let mut compared = 0;
+            let mut inside = 0;
             for x in xs {
-                // The 128-bit reciprocal path (D < 2⁶⁴, a < 2⁶⁴) has bounds of its own.
-                let reciprocal = x.checked_mul(noise.t_den).is_some_and(|v| {
-                    noise.small_denominator.is_some() && v.abs_diff(noise.num) <= u64::MAX as u128
-                });
-                if !reciprocal {
-                    assert_eq!(noise.band(x), noise.wide_band(x), "σ² = {num}/{den}, x = {x}");
-                    compared += 1;
+                let (x_lo, x_hi) = noise.bracket(x);
+                assert_eq!((x_lo, x_hi), noise.wide_bracket(x), "σ² = {num}/{den}, x = {x}");
+                // The bracket holds the exact 2⁶³·γ = 2⁶³·N/D (N = a², D as built), is at
+                // most 197 units wide, and only a capped upper end may fall short.
+                let (n, d) = noise.exact(x);
+                let scaled = n.shl(63);
+                assert!(
+                    Big::from_u128(x_lo).mul(&d).cmp(&scaled).is_le(),
+                    "σ² = {num}/{den}, x = {x}: x_lo too high"
+                );
+                if x_hi < CAPPED {
+                    assert!(
+                        scaled.cmp(&Big::from_u128(x_hi).mul(&d)).is_le(),
+                        "σ² = {num}/{den}, x = {x}: x_hi too low"
+                    );
+                    inside += 1;
                 }
+                assert!(x_hi - x_lo <= 197, "σ² = {num}/{den}, x = {x}: {}", x_hi - x_lo);
             }
-            assert!(
-                compared > 0 || noise.small_denominator.is_some(),
-                "σ² = {num}/{den}"
-            );
+            assert!(inside > 0, "σ² = {num}/{den}: no uncapped proposal");
         }
         for _ in 0..100_000 {
             let a = u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64());

@@ -3,7 +3,7 @@
 //! of random words that is independent of the sample.
 
 use super::certified::{Big, Cdt, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
-use super::fixed_exp::{BUILD_BITS, Entry, powers, product};
+use super::fixed_exp::{BUILD_BITS, Entry, powers};
 use super::{BitSource, Rational};
 use rand_core::CryptoRng;
 use std::collections::HashMap;
@@ -82,9 +82,9 @@ const SHARED_MAX_BITS: u32 = 20;
 ///
 /// **Cost.** One word per sample below `τ = 16`; above, one (`τ < 64`), two
 /// (`τ < 2²⁶`, e.g. `τ = 10⁶`) or three words per trial and `E[N] ≤ 1.07` trials
-/// (`≤ 1.02` from `τ = 64` on). In the `Q` table a guide-table lookup (one read and at
-/// most three comparisons, the same for every word); for `R`, `⌈m/8⌉` table reads and
-/// `⌈m/8⌉ − 1` products of 64-bit words. Construction computes the tables (at most
+/// (`≤ 1.02` from `τ = 64` on). In the `Q` table a guide-table lookup (one read, one
+/// comparison with a lower and one with an upper bound, the same for every word); for
+/// `R`, `⌈m/8⌉` table reads and `⌈m/8⌉ − 1` products of 64-bit lower bounds. Construction computes the tables (at most
 /// `2·712` or `2796` certified thresholds and `⌈m/8⌉·256` powers).
 ///
 /// ```
@@ -111,6 +111,14 @@ struct Tables {
     /// `powers[j][d]` encloses `aⱼ^d`, `aⱼ = α^(2⁸ʲ)`, for each byte `j` of `R`
     /// (`⌈m/8⌉` tables, none when `M = 1`).
     powers: Vec<[Entry; 256]>,
+    /// The lower bounds of `powers` alone, all the fast path reads (half the cache
+    /// lines).
+    power_lower: Vec<[u64; 256]>,
+    /// `W`, with `2⁶⁴·αʳ ≤ lo + W` for the lower bound `lo` of every `r`: the sum of the
+    /// widths (`hi + 1 − lo`) of the widest entry of each power table, plus 2 per
+    /// product (a product's width is at most its factors' widths plus 2), so that the
+    /// fast path needs only the chain of lower bounds.
+    power_width: u128,
     /// For `τ < 16`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
     /// words), so that a sample needs no rejection.
     magnitude: Option<Cdt>,
@@ -201,43 +209,66 @@ impl Tables {
             )
         });
         // aⱼ = α^(2⁸ʲ) = exp(−2⁸ʲ·den/num) for each byte j of R (2⁸ʲ·den < 2¹²⁰).
-        let powers = (0..block_bits.div_ceil(8))
+        let powers: Vec<[Entry; 256]> = (0..block_bits.div_ceil(8))
             .map(|j| powers(&exp_neg(den << (8 * j), scale.num(), BUILD_BITS)))
             .collect();
+        let power_width = powers_width(&powers);
+        let power_lower = powers.iter().map(|table| table.map(|(lo, _)| lo)).collect();
         Tables {
             block_bits,
             quotient,
             powers,
+            power_lower,
+            power_width,
             magnitude,
             num: scale.num(),
             den: scale.den(),
         }
     }
 
-    /// The enclosure `(lo, hi)` of `αʳ`: `lo ≤ 2⁶⁴·αʳ ≤ hi + 1`, from one entry per byte
-    /// of `r` (the same reads and products for every `r`).
+    /// The lower bound `lo ≤ 2⁶⁴·αʳ`, from one entry per byte of `r` (the same reads and
+    /// products for every `r`); `2⁶⁴·αʳ ≤ lo + power_width` (see `power_width`).
     #[inline(always)]
-    fn enclose_power(&self, r: u64) -> Entry {
-        let t = &self.powers;
+    fn power_lower_bound(&self, r: u64) -> u64 {
+        let t = &self.power_lower;
         let byte = |j: usize| ((r >> (8 * j)) & 0xff) as usize;
+        let low = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
         match t.len() {
-            0 => (u64::MAX, u64::MAX), // M = 1: r = 0, α⁰ = 1
+            0 => u64::MAX, // M = 1: r = 0, α⁰ = 1
             1 => t[0][byte(0)],
-            2 => product(t[0][byte(0)], t[1][byte(1)]),
-            3 => product(product(t[0][byte(0)], t[1][byte(1)]), t[2][byte(2)]),
+            2 => low(t[0][byte(0)], t[1][byte(1)]),
+            3 => low(low(t[0][byte(0)], t[1][byte(1)]), t[2][byte(2)]),
             _ => {
-                let mut acc = product(t[0][byte(0)], t[1][byte(1)]);
+                let mut acc = low(t[0][byte(0)], t[1][byte(1)]);
                 for (j, table) in t.iter().enumerate().skip(2) {
-                    acc = product(acc, table[byte(j)]);
+                    acc = low(acc, table[byte(j)]);
                 }
                 acc
             }
         }
     }
 
+    /// The full certified enclosure `(lo, hi)` of `αʳ`, `lo ≤ 2⁶⁴·αʳ ≤ hi + 1` (the
+    /// same `lo` as [`power_lower_bound`](Self::power_lower_bound)): the reference
+    /// of the tests of `power_width`.
+    #[cfg(test)]
+    fn enclose_power(&self, r: u64) -> Entry {
+        use super::fixed_exp::product;
+        let byte = |j: usize| ((r >> (8 * j)) & 0xff) as usize;
+        let mut acc = (u64::MAX, u64::MAX);
+        for (j, table) in self.powers.iter().enumerate() {
+            acc = if j == 0 {
+                table[byte(0)]
+            } else {
+                product(acc, table[byte(j)])
+            };
+        }
+        acc
+    }
+
     /// Whether `V < αʳ`, for `V` uniform on [0, 1) of which the first `len` bits are
-    /// `prefix`: decided by the enclosure when `V`'s interval lies on one side of it,
-    /// else exactly (further words).
+    /// `prefix`: decided by the enclosure `[lo, lo + power_width)` when `V`'s interval
+    /// lies on one side of it, else exactly (further words).
     #[inline(always)]
     fn accept<R: CryptoRng + ?Sized>(
         &self,
@@ -246,14 +277,14 @@ impl Tables {
         len: u32,
         bits: &mut BitSource<'_, R>,
     ) -> bool {
-        let (lo, hi) = self.enclose_power(r);
+        let lo = u128::from(self.power_lower_bound(r));
         let shift = 64 - len;
         let start = u128::from(prefix) << shift;
         let end = (u128::from(prefix) + 1) << shift;
-        if end <= u128::from(lo) {
+        if end <= lo {
             true // V < end/2⁶⁴ ≤ lo/2⁶⁴ ≤ αʳ
-        } else if start > u128::from(hi) {
-            false // V ≥ start/2⁶⁴ ≥ (hi + 1)/2⁶⁴ ≥ αʳ
+        } else if start >= lo + self.power_width {
+            false // V ≥ start/2⁶⁴ ≥ (lo + W)/2⁶⁴ ≥ αʳ
         } else {
             self.accept_exactly(r, prefix, len, bits)
         }
@@ -296,6 +327,14 @@ impl DiscreteLaplace {
     /// ([`BitSource::word`]); buffered bits are left untouched.
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
+        self.sample_inlined(bits)
+    }
+
+    /// [`sample_bits`](Self::sample_bits), always inlined: for samplers that draw a
+    /// discrete Laplace proposal in their own loop (a call per proposal measurably
+    /// costs more than the proposal's arithmetic).
+    #[inline(always)]
+    pub(crate) fn sample_inlined<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
         if let Some(table) = &self.tables.magnitude {
             // One word: the sign (top bit) and |Z| by inversion; a zero ignores the sign.
             let word = bits.word();
@@ -337,7 +376,8 @@ impl DiscreteLaplace {
         } else {
             tables.accept(r, third, 64, bits)
         };
-        let g = (q as u128).saturating_mul(1u128 << m).saturating_add(r as u128);
+        // q < 2⁶⁴ and m ≤ 63 (τ < 2⁶⁴), r < 2ᵐ: G = q·2ᵐ + r < 2¹²⁷, no overflow.
+        let g = (u128::from(q) << m) | u128::from(r);
         (accepted, negative, g)
     }
 
@@ -382,6 +422,26 @@ impl DiscreteLaplace {
             t.magnitude.as_ref().map(Cdt::len),
         )
     }
+}
+
+/// The width bound `W` of a product of one entry from each table (see
+/// `Tables::power_width`); 1 for no table (`α⁰ = 1`, lower bound `2⁶⁴ − 1`).
+///
+/// Why a product adds at most 2: with factors `x ∈ [a, a + wₐ)`, `y ∈ [b, b + w_b)` (units
+/// of `2⁻⁶⁴`, `a, b < 2⁶⁴`) the product's bounds are `⌊ab/2⁶⁴⌋ > ab/2⁶⁴ − 1` and
+/// `⌈(a + wₐ)(b + w_b)/2⁶⁴⌉ < ab/2⁶⁴ + wₐ + w_b + wₐw_b/2⁶⁴ + 1`, so its integer width is
+/// below `wₐ + w_b + 2 + wₐw_b/2⁶⁴` and at most `wₐ + w_b + 2`. The chain of lower bounds
+/// computed by `power_lower_bound` is exactly that of [`product`].
+fn powers_width(powers: &[[Entry; 256]]) -> u128 {
+    let widest = |table: &[Entry; 256]| {
+        table
+            .iter()
+            .map(|&(lo, hi)| u128::from(hi) + 1 - u128::from(lo))
+            .max()
+            .unwrap_or(1)
+    };
+    let sum: u128 = powers.iter().map(widest).sum();
+    (sum + 2 * (powers.len() as u128).saturating_sub(1)).max(1)
 }
 
 /// Clamps an `i128` into the `i64` range.
@@ -432,6 +492,12 @@ mod tests {
             let noise = DiscreteLaplace::new(scale);
             let (worst, q_len, widest, magnitude) = noise.table_shape();
             assert!(worst <= 2, "{scale:?}: {worst}");
+            // Guided (one bucket read, one comparison), so the look-up's work is the same
+            // for every word.
+            assert!(noise.tables.quotient.is_guided(), "{scale:?}: Q table not guided");
+            if let Some(table) = &noise.tables.magnitude {
+                assert!(table.is_guided(), "{scale:?}: magnitude table not guided");
+            }
             let small = u128::from(scale.num()) < 16 * u128::from(scale.den());
             assert_eq!(magnitude.is_some(), small, "{scale:?}");
             let t = &*noise.tables;
@@ -448,14 +514,13 @@ mod tests {
             } else {
                 assert!(q_len <= 2796, "{scale:?}: {q_len}");
                 assert!(widest <= 3, "{scale:?}: {widest}");
-                let w = 5 * u128::from(m.div_ceil(8)).max(1) - 2;
+                let w = t.power_width;
+                assert!(w <= 5 * u128::from(m.div_ceil(8)).max(1) - 2, "{scale:?}: {w}");
                 for _ in 0..10_000 {
                     let r = rng.next_u64() & ((1u64 << m) - 1);
                     let (lo, hi) = t.enclose_power(r);
-                    assert!(
-                        u128::from(hi) + 1 - u128::from(lo) <= w.max(1),
-                        "{scale:?}, r = {r}"
-                    );
+                    assert_eq!(lo, t.power_lower_bound(r), "{scale:?}, r = {r}");
+                    assert!(u128::from(hi) + 1 - u128::from(lo) <= w, "{scale:?}, r = {r}");
                 }
                 let undecided = if m == 0 {
                     0.0
@@ -594,9 +659,11 @@ mod tests {
                     let first = b << (width - 10);
                     words.extend([first, first.saturating_sub(1), first | 1]);
                 }
+                let log_bits = super::super::certified::LOG_GUIDE_BITS;
                 for p in 0..width {
-                    for digits in 0..64u64 {
-                        let first = (1u64 << p) | (digits << p.saturating_sub(6));
+                    for digits in 0..1u64 << log_bits {
+                        let first =
+                            (1u64 << p) | ((digits << p.saturating_sub(log_bits)) & ((1u64 << p) - 1));
                         words.extend([first, first - 1, first | 1]);
                     }
                 }
@@ -672,16 +739,18 @@ mod tests {
             for i in 0..340_000u64 {
                 let r = rng.next_u64() & ((1u64 << m) - 1);
                 let (lo, hi) = t.enclose_power(r);
-                // lo·2⁶⁴ ≤ 2¹²⁸·αʳ ≤ (hi + 1)·2⁶⁴.
+                assert_eq!(lo, t.power_lower_bound(r));
+                // lo·2⁶⁴ ≤ 2¹²⁸·αʳ ≤ (hi + 1)·2⁶⁴ ≤ (lo + W)·2⁶⁴: the fast path's bounds.
                 let exact = exact_exp_neg(u128::from(r) * u128::from(den), num, 128);
                 let lo_big = Big::from_u128(u128::from(lo)).shl(64);
                 let hi_big = Big::from_u128(u128::from(hi) + 1).shl(64);
+                assert!(u128::from(hi) < u128::from(lo) + t.power_width);
                 assert!(lo_big.cmp(&exact.lo).is_le(), "τ = {num}/{den}, r = {r}");
                 assert!(exact.hi.cmp(&hi_big).is_le(), "τ = {num}/{den}, r = {r}");
                 // A random uniform, or one planted inside the enclosure.
                 let prefix = if i % 1000 == 0 {
                     planted += 1;
-                    (((u128::from(lo) + u128::from(hi)) / 2) >> (64 - len)) as u64
+                    (((2 * u128::from(lo) + t.power_width) / 2) >> (64 - len)) as u64
                 } else {
                     rng.next_u64() >> (64 - len)
                 };

@@ -8,9 +8,11 @@
 //! certified enclosures (built once per process at 128 fractional bits with the
 //! integer interval arithmetic of [`certified`](super::certified), then rounded outward to
 //! 64 bits; for `i ≥ 64`, `exp(−i) < 2⁻⁹²` and the enclosure is `[0, 2⁻⁶⁴]`). Nine
-//! table reads and nine outward-rounded products give `lo ≤ 2⁶⁴·exp(−γ) ≤ hi + 1` with
-//! `hi + 1 − lo ≤ 64` (each table entry is at most 3 units wide, and a product's width
-//! is at most the sum of its factors' widths plus 2).
+//! table reads and eight products of the lower bounds, rounded down, give `lo`; with
+//! both bounds multiplied out (rounded outward) the width would be at most the sum of
+//! the factors' widths plus 2 per product, in any order, so `W` = that sum for the
+//! widest entries (25, checked `≤ 64` in tests) gives `lo ≤ 2⁶⁴·exp(−γ) ≤ lo + W` and
+//! `hi = lo + W − 1`.
 //!
 //! **The trial.** One 64-bit word `u` is drawn: `U = u/2⁶⁴ + (further bits)` is uniform
 //! on [0, 1); `u < lo` decides `U < exp(−γ)`, `u > hi` decides the opposite, and only
@@ -33,10 +35,18 @@ pub(crate) const BUILD_BITS: u64 = 128;
 pub(crate) type Entry = (u64, u64);
 
 struct Tables {
-    /// `exp(−i)` for `i < 64`.
+    /// `exp(−i)` for `i < 64` (both bounds: the tests' reference).
+    #[cfg(test)]
     whole: [Entry; 64],
-    /// `digits[j][d]` encloses `exp(−d·2⁸ʲ⁻⁶⁴)`.
+    /// `digits[j][d]` encloses `exp(−d·2⁸ʲ⁻⁶⁴)` (both bounds: the tests' reference).
+    #[cfg(test)]
     digits: [[Entry; 256]; 8],
+    /// The lower bounds of `whole` and `digits` alone: all [`enclose`] reads.
+    whole_lo: [u64; 64],
+    digits_lo: [[u64; 256]; 8],
+    /// `W`: `2⁶⁴·exp(−γ) ≤ lo + W` for the `lo` of [`enclose`], the sum of the widest
+    /// entry's width (`hi + 1 − lo`) of each of the nine factors plus 2 per product.
+    width: u64,
 }
 
 fn tables() -> &'static Tables {
@@ -79,15 +89,31 @@ fn build() -> Box<Tables> {
         // exp(−2⁸ʲ⁻⁶⁴) = exp(−1/2^(64−8j)), 2^(64−8j) ≤ 2⁵⁶.
         *table = powers(&exp_neg(1, 1u64 << (64 - 8 * j), BUILD_BITS));
     }
+    let whole: [Entry; 64] = powers(&exp_neg(1, 1, BUILD_BITS));
+    let widest = |table: &[Entry]| {
+        table
+            .iter()
+            .map(|&(lo, hi)| (u128::from(hi) + 1 - u128::from(lo)) as u64)
+            .max()
+            .unwrap_or(1)
+    };
+    // The whole part's factor is an entry of `whole` or, from i = 64 on, [0, 2⁻⁶⁴]
+    // (width 1); eight products join the nine factors.
+    let width = widest(&whole).max(1) + digits.iter().map(|t| widest(t)).sum::<u64>() + 2 * 8;
     Box::new(Tables {
-        whole: powers(&exp_neg(1, 1, BUILD_BITS)),
+        whole_lo: whole.map(|(lo, _)| lo),
+        digits_lo: digits.map(|table| table.map(|(lo, _)| lo)),
+        #[cfg(test)]
+        whole,
+        #[cfg(test)]
         digits,
+        width,
     })
 }
 
 /// `(a·b)` outward rounded: lower bounds multiply down, upper bounds (stored minus one)
 /// multiply up.
-#[inline]
+#[cfg(test)]
 pub(crate) fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
     let lo = ((al as u128 * bl as u128) >> 64) as u64;
     // ⌈(ah + 1)(bh + 1)/2⁶⁴⌉ − 1 = ⌊(ah·bh + ah + bh)/2⁶⁴⌋ (no overflow: ≤ 2¹²⁸ − 1).
@@ -97,6 +123,10 @@ pub(crate) fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
 
 /// `exp(−x/2^shift)` as a certified enclosure `(lo, hi)`: `lo ≤ 2⁶⁴·exp(−x/2^shift) ≤
 /// hi + 1`, `hi + 1 − lo ≤ 64`. `shift ≤ 63`.
+///
+/// Only the lower bounds are multiplied, as a balanced tree (four products deep instead
+/// of nine): a product's width is at most its factors' widths plus 2 in any order, so
+/// the upper bound is `lo + W − 1` with the table-wide `W` (checked `≤ 64` in tests).
 #[inline]
 pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
     debug_assert!(shift <= 63);
@@ -104,10 +134,28 @@ pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
     let whole = x >> shift;
     // The fraction as a 64-bit binary fraction (exact: shift ≤ 63).
     let frac = ((x & ((1u128 << shift) - 1)) << (64 - shift)) as u64;
+    // exp(−64) < 2⁻⁹²: from i = 64 on the whole part's lower bound is 0.
+    let first = if whole < 64 { t.whole_lo[whole as usize] } else { 0 };
+    let d = |j: usize| t.digits_lo[j][((frac >> (8 * j)) & 0xff) as usize];
+    let m = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
+    let lo = m(
+        m(m(first, d(0)), m(d(1), d(2))),
+        m(m(d(3), d(4)), m(m(d(5), d(6)), d(7))),
+    );
+    (lo, lo.saturating_add(t.width - 1))
+}
+
+/// [`enclose`] with both bounds multiplied out in a chain (the reference of the tests:
+/// its width is the actual one, at most `W`).
+#[cfg(test)]
+fn enclose_chain(x: u128, shift: u32) -> (u64, u64) {
+    let t = tables();
+    let whole = x >> shift;
+    let frac = ((x & ((1u128 << shift) - 1)) << (64 - shift)) as u64;
     let mut acc = if whole < 64 {
         t.whole[whole as usize]
     } else {
-        (0, 0) // exp(−64) < 2⁻⁹²: [0, 2⁻⁶⁴]
+        (0, 0)
     };
     for (j, table) in t.digits.iter().enumerate() {
         acc = product(acc, table[((frac >> (8 * j)) & 0xff) as usize]);
@@ -169,7 +217,7 @@ fn dyadic_bounds(num: u128, den: u128) -> (u128, u128) {
 /// `truncated` when `s > 0`): then `n ≤ N/2ˢ < n + 1` and `d ≤ D/2ˢ < d + 1`, so
 /// `n/(d + 1) ≤ γ ≤ (n + 1)/d`.
 #[inline]
-pub(crate) fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
+fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
     if truncated {
         (dyadic_bounds(n, d + 1).0, dyadic_bounds(n.saturating_add(1), d).1)
     } else {
@@ -213,6 +261,27 @@ impl Reciprocal {
         let (lo, _) = self.mul_shr(a, self.r);
         let (hi, exact) = self.mul_shr(a, self.r + 1);
         (lo, hi + u128::from(!exact))
+    }
+
+    /// The lower bound of [`bounds`](Self::bounds) alone.
+    #[inline]
+    pub(crate) fn lower(&self, a: u128) -> u128 {
+        const CAP: u128 = 64 << 63;
+        if a >= self.cap {
+            return CAP;
+        }
+        self.mul_shr(a, self.r).0
+    }
+
+    /// The upper bound of [`bounds`](Self::bounds) alone.
+    #[inline]
+    pub(crate) fn upper(&self, a: u128) -> u128 {
+        const CAP: u128 = 64 << 63;
+        if a >= self.cap {
+            return CAP;
+        }
+        let (hi, exact) = self.mul_shr(a, self.r + 1);
+        hi + u128::from(!exact)
     }
 
     /// `(⌊a·r/2ᵇ⌋, whether that is exact)` for `a < 2⁷⁰`, `r ≤ 2⁶⁴ + 1`, with the
@@ -629,8 +698,14 @@ mod tests {
                 hi as u128 + 1 - lo as u128
             );
             widest = widest.max(hi as u128 + 1 - lo as u128);
+            // The width bound W behind `hi = lo + W − 1` holds for the chained product
+            // of both bounds too (the same argument, another order).
+            let (chain_lo, chain_hi) = enclose_chain(x, shift);
+            assert!(u128::from(chain_hi) + 1 - u128::from(chain_lo) <= u128::from(tables().width));
+            assert!(u128::from(chain_lo) <= lo_direct && hi_direct <= u128::from(chain_hi) + 1);
         }
-        println!("widest 64-bit enclosure: {widest} units");
+        assert!(tables().width <= 64, "W = {}", tables().width);
+        println!("widest 64-bit enclosure: {widest} units (W = {})", tables().width);
     }
 
     /// Words inside the band take the exact fallback and still decide correctly.
