@@ -69,6 +69,16 @@ fn discrete_laplace(c: &mut Criterion) {
             b.iter(|| noise.sample(&mut rng))
         });
     }
+    // The mechanism on integers: the same noise behind `Geometric::release` (Δ = 1,
+    // ε = 1, 0.1, 10⁻⁶: τ = 1, just above 10, just above 10⁶).
+    for (scale, epsilon) in [(1u64, 1.0), (10, 0.1), (1_000_000, 1e-6)] {
+        let mechanism = dpmech::Geometric::new(1, epsilon).unwrap();
+        group.bench_with_input(
+            BenchmarkId::new("exact_Geometric::release_scale", scale),
+            &mechanism,
+            |b, mechanism| b.iter(|| mechanism.release(black_box(42), &mut rng)),
+        );
+    }
     // The batch path: one bit buffer shared by consecutive samples.
     let noise = DiscreteLaplace::new(Rational::new(1_000_000, 1).unwrap());
     group.bench_function("exact_scale_1000000_shared_bits", |b| {

@@ -53,9 +53,10 @@ impl Geometric {
     }
 
     /// `f(x) + Z`, saturating at the `i64` range.
+    #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: i64, rng: &mut R) -> i64 {
         let mut bits = BitSource::new(rng);
-        saturate_i64(i128::from(value) + self.noise.sample_bits(&mut bits))
+        saturate_i64(i128::from(value) + self.noise.sample_inlined(&mut bits))
     }
 
     /// Adds independent noise to every coordinate of a vector-valued query whose whole

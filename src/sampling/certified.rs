@@ -570,13 +570,13 @@ impl Buckets {
         match self {
             Buckets::Linear(shift) => (u >> shift) as usize,
             Buckets::Log => {
-                const SMALL: u64 = 1 << LOG_GUIDE_BITS;
-                // Branch-free: words below SMALL are their own bucket.
+                // With p the position of the leading one (at least LOG_GUIDE_BITS), the
+                // top LOG_GUIDE_BITS + 1 bits `u >> (p − L)` lie in [2ᴸ, 2ᴸ⁺¹) and index
+                // octave p's buckets after the (p − L)·2ᴸ of the octaves below; words
+                // below 2ᴸ (p = L, no shift) are their own buckets 0 … 2ᴸ − 1.
                 let top = 63 - (u | 1).leading_zeros();
-                let p = top.max(LOG_GUIDE_BITS);
-                let digits = (u >> (p - LOG_GUIDE_BITS)) & (SMALL - 1);
-                let log = SMALL + u64::from(p - LOG_GUIDE_BITS) * SMALL + digits;
-                (if u < SMALL { u } else { log }) as usize
+                let shift = top.max(LOG_GUIDE_BITS) - LOG_GUIDE_BITS;
+                ((u64::from(shift) << LOG_GUIDE_BITS) + (u >> shift)) as usize
             }
         }
     }

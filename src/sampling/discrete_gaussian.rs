@@ -213,6 +213,7 @@ impl DiscreteGaussian {
     }
 
     /// One sample, saturating to the `i64` range.
+    #[inline]
     pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
         saturate_i64(self.sample_bits(&mut BitSource::new(rng)))
     }

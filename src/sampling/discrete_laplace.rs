@@ -382,8 +382,9 @@ impl DiscreteLaplace {
     }
 
     /// One sample, saturating to the `i64` range.
+    #[inline]
     pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
-        saturate_i64(self.sample_bits(&mut BitSource::new(rng)))
+        saturate_i64(self.sample_inlined(&mut BitSource::new(rng)))
     }
 
     /// Fills `out` with independent samples (saturating to `i64`). Same distribution and

@@ -68,6 +68,7 @@ impl Geometric {
 
     /// One sample (saturating at `u64::MAX`, a probability below `2^-60` event for any
     /// supported scale).
+    #[inline]
     pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> u64 {
         let value = self.sample_bits(&mut BitSource::new(rng));
         u64::try_from(value).unwrap_or(u64::MAX)
