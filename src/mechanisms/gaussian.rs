@@ -236,6 +236,7 @@ impl Gaussian {
     /// `f(x) + noise` for one real value, an exact multiple of
     /// [`granularity`](Self::granularity). Non-finite values are rejected before any
     /// randomness is drawn.
+    #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
         let mut bits = BitSource::new(rng);
@@ -738,6 +739,7 @@ impl DiscreteGaussian {
     }
 
     /// `f(x) + Z`, saturating at the `i64` range.
+    #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: i64, rng: &mut R) -> i64 {
         let mut bits = BitSource::new(rng);
         saturate_i64(i128::from(value) + self.noise.sample_bits(&mut bits))

@@ -102,6 +102,7 @@ impl Laplace {
     /// that the query's own definition did not already. Layers that read *records*
     /// (e.g. [`statistics`](crate::statistics)) never pass one: they map every record
     /// by a data-independent rule first.
+    #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
         let mut bits = BitSource::new(rng);
@@ -149,7 +150,7 @@ impl Laplace {
     ) -> f64 {
         let units = self.grid.to_units(value);
         self.grid
-            .from_units(units.saturating_add(noise.sample_bits(bits)))
+            .from_units(units.saturating_add(noise.sample_inlined(bits)))
     }
 
     /// The discrete noise for a vector of `n` coordinates.

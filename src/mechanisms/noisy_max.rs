@@ -117,7 +117,7 @@ impl ReportNoisyMax {
                 let mut top = i128::MIN;
                 let mut ties: u64 = 0;
                 for (r, &u) in units.iter().enumerate() {
-                    let noisy = u.saturating_add(noise.sample_bits(&mut bits));
+                    let noisy = u.saturating_add(noise.sample_inlined(&mut bits));
                     if noisy > top {
                         top = noisy;
                         winner = r;

@@ -304,7 +304,7 @@ impl Comparator {
 
     /// A fresh threshold noise `σ` in units.
     pub(super) fn draw_threshold_noise<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
-        self.threshold_noise.sample_bits(bits)
+        self.threshold_noise.sample_inlined(bits)
     }
 
     /// `round(value) + ν ≥ round(threshold) + σ`, exactly, in grid units.
@@ -318,7 +318,7 @@ impl Comparator {
         let noisy_value = self
             .grid
             .to_units(value)
-            .saturating_add(self.query_noise.sample_bits(bits));
+            .saturating_add(self.query_noise.sample_inlined(bits));
         let noisy_threshold = self.grid.to_units(threshold).saturating_add(threshold_noise);
         noisy_value >= noisy_threshold
     }
