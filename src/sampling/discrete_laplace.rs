@@ -230,40 +230,17 @@ impl Tables {
     /// products for every `r`); `2⁶⁴·αʳ ≤ lo + power_width` (see `power_width`).
     #[inline(always)]
     fn power_lower_bound(&self, r: u64) -> u64 {
-        let t = &self.power_lower;
-        let byte = |j: usize| ((r >> (8 * j)) & 0xff) as usize;
         let low = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
-        match t.len() {
-            0 => u64::MAX, // M = 1: r = 0, α⁰ = 1
-            1 => t[0][byte(0)],
-            2 => low(t[0][byte(0)], t[1][byte(1)]),
-            3 => low(low(t[0][byte(0)], t[1][byte(1)]), t[2][byte(2)]),
-            _ => {
-                let mut acc = low(t[0][byte(0)], t[1][byte(1)]);
-                for (j, table) in t.iter().enumerate().skip(2) {
-                    acc = low(acc, table[byte(j)]);
-                }
-                acc
-            }
-        }
+        combine(&self.power_lower, r, u64::MAX, low)
     }
 
     /// The full certified enclosure `(lo, hi)` of `αʳ`, `lo ≤ 2⁶⁴·αʳ ≤ hi + 1` (the
-    /// same `lo` as [`power_lower_bound`](Self::power_lower_bound)): the reference
-    /// of the tests of `power_width`.
+    /// same products in the same order, so the same `lo` as
+    /// [`power_lower_bound`](Self::power_lower_bound)): the reference of the tests of
+    /// `power_width`.
     #[cfg(test)]
     fn enclose_power(&self, r: u64) -> Entry {
-        use super::fixed_exp::product;
-        let byte = |j: usize| ((r >> (8 * j)) & 0xff) as usize;
-        let mut acc = (u64::MAX, u64::MAX);
-        for (j, table) in self.powers.iter().enumerate() {
-            acc = if j == 0 {
-                table[byte(0)]
-            } else {
-                product(acc, table[byte(j)])
-            };
-        }
-        acc
+        combine(&self.powers, r, (u64::MAX, u64::MAX), super::fixed_exp::product)
     }
 
     /// Whether `V < αʳ`, for `V` uniform on [0, 1) of which the first `len` bits are
@@ -422,6 +399,23 @@ impl DiscreteLaplace {
             widest,
             t.magnitude.as_ref().map(Cdt::len),
         )
+    }
+}
+
+/// The product of one entry per byte of `r` (entry `tables[j][byte j]`), `one` for no
+/// table: balanced, so the dependent products are at most three deep for up to five
+/// tables (the width bound of `powers_width` holds for any order).
+#[inline(always)]
+fn combine<T: Copy>(tables: &[[T; 256]], r: u64, one: T, mul: impl Fn(T, T) -> T) -> T {
+    let f = |j: usize| tables[j][((r >> (8 * j)) & 0xff) as usize];
+    match tables.len() {
+        0 => one, // M = 1: r = 0, α⁰ = 1
+        1 => f(0),
+        2 => mul(f(0), f(1)),
+        3 => mul(mul(f(0), f(1)), f(2)),
+        4 => mul(mul(f(0), f(1)), mul(f(2), f(3))),
+        5 => mul(mul(mul(f(0), f(1)), mul(f(2), f(3))), f(4)),
+        n => (2..n).fold(mul(f(0), f(1)), |acc, j| mul(acc, f(j))),
     }
 }
 
