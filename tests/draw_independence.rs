@@ -247,8 +247,9 @@ fn word_count_is_independent_of_the_noise_magnitude() {
     }
 }
 
-/// The discrete Gaussian: the joint (value, words drawn) passes the audit at the
-/// mechanism's claimed (ε, δ); the looping sampler at the same σ fails it. Then a
+/// The discrete Gaussian and the real-valued `Gaussian` built on it: the joint (value,
+/// words drawn) passes the audit at each mechanism's claimed (ε, δ); the looping
+/// sampler at the same σ fails it. Then a
 /// chi-square test of independence between the word count and `|z|` classes at
 /// σ = 0.5, 10, 1000 and 2⁴⁰ (the looping sampler at σ = 10 as the negative control).
 #[test]
@@ -266,6 +267,24 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
         mechanism.sigma_squared()
     );
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    // The real-valued Gaussian (a discrete Gaussian on its grid): (round(value), words).
+    let gaussian = dpmech::Gaussian::analytic(1.0, 1.0, 1e-6).unwrap();
+    let report = Auditor::new(gaussian.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(47)
+        .audit_with_draw_count(
+            |r| gaussian.release(0.0, r).unwrap().round() as i64,
+            |r| gaussian.release(1.0, r).unwrap().round() as i64,
+        )
+        .unwrap();
+    println!(
+        "Gaussian::analytic(Δ₂ = 1, ε = 1, δ = 1e-6; σ = {}), (round(value), words):\n{report}",
+        gaussian.sigma()
+    );
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
     let (num, den) = mechanism.sigma_squared();
     let integer_variance = num.div_ceil(u128::from(den)) as u64;
     let report = audit
