@@ -628,11 +628,21 @@ impl Guide {
     }
 
     fn with(lo: &[u64], width: u32, buckets: Buckets) -> Option<Self> {
-        let count = |u: u64| lo.partition_point(|&l| u < l);
+        // `count(u) = #{c : u < lo[c]}` falls as `u` grows (`lo` is non-increasing), and
+        // the buckets come in increasing word order: one merge instead of two binary
+        // searches per bucket.
+        let mut count = lo.len();
+        let mut count_at = |u: u64| {
+            while count > 0 && u >= lo[count - 1] {
+                count -= 1;
+            }
+            count
+        };
         let mut base = Vec::new();
         let mut span = 0;
         for (first, last) in buckets.ranges(width) {
-            let (at_first, at_last) = (count(first), count(last));
+            let at_first = count_at(first);
+            let at_last = count_at(last);
             span = span.max(at_first - at_last);
             base.push(at_last as u16);
         }
