@@ -548,8 +548,8 @@ const GUIDE_BITS: u32 = 10;
 pub(crate) const LOG_GUIDE_BITS: u32 = 8;
 /// The most entries a [`Guide`] bucket may straddle: with 2⁸ logarithmic buckets per
 /// octave (or 2¹⁰ linear ones) every discrete Laplace table straddles at most one per
-/// bucket (tested at 15 scales from 2⁻⁶² to 2⁶⁴), so a look-up is one bucket read and one comparison — measurably
-/// faster than three comparisons over coarser buckets.
+/// bucket (tested at 15 scales from 2⁻⁶² to 2⁶⁴), so a look-up is one bucket read and
+/// one comparison — measurably faster than three comparisons over coarser buckets.
 const MAX_SPAN: usize = 1;
 
 /// How a [`Guide`] groups words into buckets.

@@ -84,8 +84,9 @@ const SHARED_MAX_BITS: u32 = 20;
 /// (`τ < 2²⁶`, e.g. `τ = 10⁶`) or three words per trial and `E[N] ≤ 1.07` trials
 /// (`≤ 1.02` from `τ = 64` on). In the `Q` table a guide-table lookup (one read, one
 /// comparison with a lower and one with an upper bound, the same for every word); for
-/// `R`, `⌈m/8⌉` table reads and `⌈m/8⌉ − 1` products of 64-bit lower bounds. Construction computes the tables (at most
-/// `2·712` or `2796` certified thresholds and `⌈m/8⌉·256` powers).
+/// `R`, `⌈m/8⌉` table reads and `⌈m/8⌉ − 1` products of 64-bit lower bounds.
+/// Construction computes the tables (at most `2·712` or `2796` certified thresholds and
+/// `⌈m/8⌉·256` powers).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
@@ -425,8 +426,9 @@ fn combine<T: Copy>(tables: &[[T; 256]], r: u64, one: T, mul: impl Fn(T, T) -> T
 /// Why a product adds at most 2: with factors `x ∈ [a, a + wₐ)`, `y ∈ [b, b + w_b)` (units
 /// of `2⁻⁶⁴`, `a, b < 2⁶⁴`) the product's bounds are `⌊ab/2⁶⁴⌋ > ab/2⁶⁴ − 1` and
 /// `⌈(a + wₐ)(b + w_b)/2⁶⁴⌉ < ab/2⁶⁴ + wₐ + w_b + wₐw_b/2⁶⁴ + 1`, so its integer width is
-/// below `wₐ + w_b + 2 + wₐw_b/2⁶⁴` and at most `wₐ + w_b + 2`. The chain of lower bounds
-/// computed by `power_lower_bound` is exactly that of [`product`].
+/// below `wₐ + w_b + 2 + wₐw_b/2⁶⁴` and at most `wₐ + w_b + 2`, whatever the order of the
+/// products. `power_lower_bound` computes exactly the lower bounds of those products
+/// (the tests compare it with the full both-bounds products in the same order).
 fn powers_width(powers: &[[Entry; 256]]) -> u128 {
     let widest = |table: &[Entry; 256]| {
         table

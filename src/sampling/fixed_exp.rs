@@ -230,6 +230,9 @@ fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
 /// and `R = ⌊2⁶³⁺ᵇ/d⌋ ∈ (2⁶³, 2⁶⁴]`, `R ≤ 2⁶³⁺ᵇ/d < R + 1` gives
 /// `⌊a·R/2ᵇ⌋ ≤ 2⁶³·a/d ≤ ⌈a·(R + 1)/2ᵇ⌉`, a bracket at most `a/2ᵇ + 2 < 66` units wide
 /// for `a < 64·d` (larger `a` is capped: `exp(−γ) < 2⁻⁹²` there anyway).
+/// `64·2⁶³`, both bounds of [`Reciprocal::bounds`] from `a ≥ 64·d` on.
+const RECIPROCAL_CAP: u128 = 64 << 63;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Reciprocal {
     /// `64·d`: numerators from here on are capped.
@@ -254,31 +257,23 @@ impl Reciprocal {
     /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·a/d ≤ x_hi` (both `64·2⁶³` when `a ≥ 64·d`).
     #[inline]
     pub(crate) fn bounds(&self, a: u128) -> (u128, u128) {
-        const CAP: u128 = 64 << 63;
-        if a >= self.cap {
-            return (CAP, CAP);
-        }
-        let (lo, _) = self.mul_shr(a, self.r);
-        let (hi, exact) = self.mul_shr(a, self.r + 1);
-        (lo, hi + u128::from(!exact))
+        (self.lower(a), self.upper(a))
     }
 
-    /// The lower bound of [`bounds`](Self::bounds) alone.
+    /// The lower bound of [`bounds`](Self::bounds) alone: `⌊a·R/2ᵇ⌋`.
     #[inline]
     pub(crate) fn lower(&self, a: u128) -> u128 {
-        const CAP: u128 = 64 << 63;
         if a >= self.cap {
-            return CAP;
+            return RECIPROCAL_CAP;
         }
         self.mul_shr(a, self.r).0
     }
 
-    /// The upper bound of [`bounds`](Self::bounds) alone.
+    /// The upper bound of [`bounds`](Self::bounds) alone: `⌈a·(R + 1)/2ᵇ⌉`.
     #[inline]
     pub(crate) fn upper(&self, a: u128) -> u128 {
-        const CAP: u128 = 64 << 63;
         if a >= self.cap {
-            return CAP;
+            return RECIPROCAL_CAP;
         }
         let (hi, exact) = self.mul_shr(a, self.r + 1);
         hi + u128::from(!exact)
