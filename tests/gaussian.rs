@@ -123,6 +123,59 @@ fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
     assert!(result.passes(), "{result:?}");
 }
 
+/// From `t = 64` on, the proposal `Y = ±(M·Q + R)` is accepted by one comparison of
+/// its uniform with `exp(−R/t)·exp(−γ(Y))`, the remainder's acceptance folded into
+/// the Gaussian one. Were the `exp(−R/t)` factor lost, the output law would become
+/// `∝ N_ℤ(0, σ²)(z)·e^(R/t)`, with `R = |z| mod M`: a tilt of the residues that
+/// quantile bins of width ≫ M cannot see. This checks the mean of `|Z| mod M`
+/// against the exact discrete Gaussian (f64 sums over `|z| ≤ 40σ`), two-sided at
+/// |z-score| ≤ 5 (α ≈ 5.7e-7), and first checks that the test has the power to see
+/// that tilt: the tilted mean lies at least 8 standard errors away.
+#[test]
+fn discrete_gaussian_residues_keep_the_remainder_acceptance() {
+    // σ² = t² for integer t: t = 70 (M = 2), 1000 (M = 16, band table), 3000 (M = 64,
+    // computed bands). M is the largest power of two ≤ t/32.
+    for (t, samples, seed) in [
+        (70u64, 2_000_000u64, 3300u64),
+        (1000, 4_000_000, 3301),
+        (3000, 2_000_000, 3302),
+    ] {
+        let noise = DiscreteGaussian::from_ratio(u128::from(t * t), 1).unwrap();
+        assert_eq!(noise.proposal_scale(), t);
+        let m = 1u64 << (63 - (t / 32).leading_zeros());
+        let sigma_squared = (t * t) as f64;
+        let limit = 40 * t as i64;
+        let (mut total, mut exact, mut tilted, mut tilted_total) = (0.0, [0.0f64; 2], 0.0, 0.0);
+        for z in -limit..=limit {
+            let w = (-((z * z) as f64) / (2.0 * sigma_squared)).exp();
+            let r = (z.unsigned_abs() % m) as f64;
+            total += w;
+            exact[0] += w * r;
+            exact[1] += w * r * r;
+            let tilt = w * (r / t as f64).exp();
+            tilted_total += tilt;
+            tilted += tilt * r;
+        }
+        let mean = exact[0] / total;
+        let variance = exact[1] / total - mean * mean;
+        let standard_error = (variance / samples as f64).sqrt();
+        let power = (tilted / tilted_total - mean).abs() / standard_error;
+        assert!(
+            power >= 8.0,
+            "t = {t}: the tilt is only {power:.1} standard errors away"
+        );
+
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut bits = BitSource::new(&mut rng);
+        let sum: u64 = (0..samples)
+            .map(|_| (noise.sample_bits(&mut bits).unsigned_abs() % u128::from(m)) as u64)
+            .sum();
+        let z_score = (sum as f64 / samples as f64 - mean) / standard_error;
+        println!("discrete Gaussian t = {t}, M = {m}: E[|Z| mod M] z = {z_score:.2} (tilt at {power:.1})");
+        assert!(z_score.abs() <= 5.0, "t = {t}: z = {z_score}");
+    }
+}
+
 #[test]
 fn a_discrete_laplace_in_place_of_the_gaussian_fails_the_same_check() {
     // Negative control: the proposal distribution itself (discrete Laplace, t = 4 for
@@ -430,13 +483,15 @@ fn pinned_gaussian_outputs_for_a_fixed_seed() {
             // Re-pinned when the discrete Laplace proposal became draw-independent, and
             // when the discrete Gaussian's acceptance became one certified word, and
             // when the discrete Laplace chunks became 10 bits wide, and when the remainder
-            // of large scales became a rejection step (two or three words per trial).
-            vec![5.75325864127888, -0.7333595945875937, -5.438690081452251],
+            // of large scales became a rejection step (two or three words per trial), and
+            // when the remainder's acceptance was folded into the Gaussian one (from
+            // t = 64 on a proposal draws one trial's words, no separate acceptance word).
+            vec![2.633502562024908, -0.5047137207650733, -5.438690081452251],
             // σ² = 1/(2·0.125) = 4 exactly (exact-when-representable rounding).
             // Re-pinned when discrete Laplace scales below 16 became one word, and when
             // the proposal scale became ⌈σ⌉ (2 here, was 3); moved with the generator's
-            // state when the Gaussian releases before it drew other words.
-            vec![98, 100, 99, 100, 98, 101]
+            // state when the Gaussian releases before it drew other words (twice).
+            vec![99, 103, 99, 100, 97, 101]
         )
     );
 }

@@ -2,7 +2,7 @@
 //! sampled exactly for a rational variance `σ² = num/den`.
 
 use super::certified::Big;
-use super::fixed_exp::{Reciprocal, band, bernoulli_in_band};
+use super::fixed_exp::{Reciprocal, band, bernoulli_in_band, uniform_in_band};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
@@ -30,16 +30,27 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// γ = (|Y|·t·den − num)² / (2·num·den·t²)
 /// ```
 ///
-/// and the trial is **one 64-bit word** `u` compared with certified enclosures: γ is
-/// bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` by multiplication with a
-/// precomputed reciprocal, no division (for `D < 2⁶⁴` of `D` itself, at most 66 units
-/// wide; wider `D` after truncating both sides by the same shift, of `⌊D/2ˢ⌋`, at most
-/// 197 units), and `exp(−x_lo/2⁶³)` is enclosed to within 64 units of `2⁻⁶⁴` by the
-/// table-driven fixed-point exponential of the crate's selection coins. `u` below a
-/// certified lower bound of `exp(−x_hi/2⁶³)` accepts, above the upper bound of
-/// `exp(−x_lo/2⁶³)` rejects; only the at most `64 + 2·197 = 458` words in between fall
-/// back to extending `U = u/2⁶⁴ + …` with further words and comparing it with
-/// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided. No
+/// and the acceptance is decided by one uniform `U` compared with certified
+/// enclosures: γ is bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` by
+/// multiplication with a precomputed reciprocal, no division (for `D < 2⁶⁴` of `D`
+/// itself, at most 65 units wide; wider `D` after truncating both sides by the same
+/// shift, of `⌊D/2ˢ⌋`, at most 130 units), and `exp(−x_lo/2⁶³)` is enclosed to within
+/// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
+/// selection coins. `U` below a certified lower bound of `exp(−x_hi/2⁶³)` accepts,
+/// above the upper bound of `exp(−x_lo/2⁶³)` rejects; only when `U`'s known bits leave
+/// it between the two is `U` extended with further words and compared with
+/// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided.
+///
+/// **One comparison for two acceptances** (`t ≥ 64`). There the discrete Laplace
+/// proposal is itself a rejection sampler: `Y = ±(M·Q + R)` from the fixed words of one
+/// trial, `R` uniform on `[0, M)` to be accepted with probability `e^(−R/t)` by a
+/// uniform `V` of the same trial (see [`DiscreteLaplace`]). Here `V` decides both at
+/// once: it is compared with `exp(−(γ + R/t))` (`2⁶³·R/t` bracketed to within 2 units
+/// by a reciprocal of `t`, so the whole exponent to within 132), and the pair
+/// (negative, 0) is rejected as in the discrete Laplace sampler. A trial then yields
+/// `y` and is accepted with probability `∝ α^(M·Q)·e^(−R/t)·e^(−γ(y)) = α^|y|·e^(−γ(y))`
+/// (`α = e^(−1/t)`) — the same as a discrete Laplace proposal followed by its
+/// Gaussian acceptance, with one uniform and one exponential instead of two. No
 /// floating point is involved; the output distribution is **exactly** the discrete
 /// Gaussian.
 ///
@@ -53,25 +64,33 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// **Cost.** A proposal is accepted with probability
 /// `(1 − e^(−1/t))/(1 + e^(−1/t)) · e^(−σ²/(2t²)) · Σ_y e^(−y²/(2σ²))`: about 0.52 at
 /// σ = 0.5 and 0.54 at σ = 1, tending to `e^(−1/2)·√(π/2) ≈ 0.76` for large σ, so
-/// fewer than two proposals on average. Each proposal costs one discrete Laplace trial
-/// sequence and one word.
+/// fewer than two proposals on average. Below `t = 64` a proposal is one discrete
+/// Laplace sample (one word per trial) and one word for the acceptance; from `t = 64`
+/// on it is one discrete Laplace trial — 2 words while `m ≤ 20` (`t < 2²⁶`, `V` the
+/// spare `64 − m` bits of `R`'s word), 3 above — and the acceptance needs no further
+/// word.
 ///
-/// **Draw independence.** Every proposal draws the words of one discrete Laplace
-/// sample — a number independent of its value (see [`DiscreteLaplace`]) — and then
-/// exactly one word for the acceptance test. Proposals are i.i.d. and, as in any
-/// rejection sampler, the number of proposals is independent of the accepted value. So
-/// outside the fallback event `F` (some discrete Laplace comparison or some acceptance
-/// word needed further words) the number of words drawn is statistically independent
-/// of the sample. **Bound:** per proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace
-/// sample, see its docs) `+ 458·2⁻⁶⁴ < 2⁻⁴²·⁶`; fewer than 3 proposals on average, since
-/// the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2: `t = 1`, at
-/// least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
+/// **Draw independence.** Every proposal draws a fixed number of words (a discrete
+/// Laplace sample, whose word count is independent of its value, and one word; or one
+/// trial's fixed words). Proposals are i.i.d. and, as in any rejection sampler, the
+/// number of proposals is independent of the accepted value. So outside the fallback
+/// event `F` (some comparison needed further words) the number of words drawn is
+/// statistically independent of the sample. **Bound:** the acceptance band holds at
+/// most `64 + 2·132 = 328` word values (units of `2⁻⁶⁴`). Below `t = 64`, per
+/// proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace sample, see its docs)
+/// `+ 328·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
+/// probability `< 2⁻⁵⁰` and `V`, known to `64 − m ≥ 44` bits, is undecided with
+/// probability at most `(328 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
+/// since the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2:
+/// `t = 1`, at least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
 /// (1 − 1/(12t²))/(2t)` and the sum is at least `√(2π)·σ` (Poisson summation), which give
 /// more than 0.37; numerically its minimum is 0.445, near σ = 0.3, and it is above 0.5
-/// for σ ≥ 1/2). The expected number of fallback events is at most the expected number
-/// of proposals times the per-proposal bound, so `Pr[F] < 3·2⁻⁴²·⁶ < 2⁻⁴¹` per sample,
-/// for every supported σ.
+/// for σ ≥ 1/2), and fewer than `1.07` trials per proposal (the discrete Laplace bound),
+/// so fewer than `3.3` trials per sample. The expected number of fallback events is at
+/// most the expected number of proposals (trials) times the per-proposal (per-trial)
+/// bound, so `Pr[F] < 3·2⁻⁴²·⁶` or `3.3·(2⁻⁵⁰ + 2⁻⁴²·⁹)`, both `< 2⁻⁴¹` per sample, for
+/// every supported σ.
 ///
 /// **Timing.** Outside `F` the number of words, proposals and table look-ups does not
 /// depend on the sample. For `t ≤ 1024` the acceptance band of every proposal that
@@ -110,6 +129,13 @@ pub struct DiscreteGaussian {
     /// `s = max(0, bitlen(D) − 64)` and `⌊D/2ˢ⌋ < 2⁶⁴`, for the 256-bit path.
     d_shift: u32,
     d_top: u128,
+    /// `M − 1` for the proposal's blocks `G = M·Q + R` (`R = x & block_mask`); 0 when
+    /// `M = 1` (`t < 64`), where `R`'s acceptance does not exist.
+    block_mask: u64,
+    /// `⌊2^(63 + b)/t⌋` with `b` the bit length of `t`, for the bracket of `R/t`.
+    t_reciprocal: u128,
+    /// `b`.
+    t_bits: u32,
     /// The acceptance bands of `x = 0, 1, …` while a proposal reaches `x` with
     /// probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the same
     /// values [`band`](Self::band) computes, looked up instead.
@@ -165,6 +191,8 @@ impl DiscreteGaussian {
             .to_u128()
             .expect("at most 64 bits after the shift");
         let reciprocal = Reciprocal::new(d_top as u64);
+        let block_mask = proposal.block_mask();
+        let t_bits = 64 - t.leading_zeros(); // t < 2⁶³: at most 63
         let mut noise = Self {
             num,
             den,
@@ -176,6 +204,9 @@ impl DiscreteGaussian {
             reciprocal,
             d_shift,
             d_top,
+            block_mask,
+            t_reciprocal: (1u128 << (63 + t_bits)) / u128::from(t),
+            t_bits,
             bands: Arc::new([]),
         };
         if t <= MAX_BAND_T {
@@ -204,10 +235,33 @@ impl DiscreteGaussian {
     /// One sample, from a bit source.
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
+        if self.block_mask == 0 {
+            // t < 64: a whole discrete Laplace sample, then one word for the acceptance.
+            loop {
+                let y = self.proposal.sample_inlined(bits);
+                let x = y.unsigned_abs();
+                if bernoulli_in_band(self.band_of(x), || self.exact(x), bits) {
+                    return y;
+                }
+            }
+        }
+        // t ≥ 64: one trial's fixed words; the remainder's acceptance `αᴿ` and the
+        // proposal's `exp(−γ)` decided together by the trial's own uniform `V`.
         loop {
-            let y = self.proposal.sample_inlined(bits);
-            if self.accept(y.unsigned_abs(), bits) {
-                return y;
+            let trial = self.proposal.draw_trial(bits);
+            let x = trial.magnitude;
+            let accepted = uniform_in_band(
+                self.band_of(x),
+                trial.uniform,
+                trial.uniform_bits,
+                || self.exact(x),
+                bits,
+            );
+            // Both decisions computed, no short-circuit: (negative, 0) counts 0 twice.
+            if accepted & !(trial.negative & (x == 0)) {
+                let x = i128::try_from(x).unwrap_or(i128::MAX);
+                let mask = -i128::from(trial.negative);
+                return (x ^ mask) - mask;
             }
         }
     }
@@ -218,19 +272,37 @@ impl DiscreteGaussian {
         saturate_i64(self.sample_bits(&mut BitSource::new(rng)))
     }
 
-    /// Bernoulli(`exp(−(x·t·den − num)²/(2·num·den·t²))`), one word (see the type docs).
-    #[inline]
-    fn accept<R: CryptoRng + ?Sized>(&self, x: u128, bits: &mut BitSource<'_, R>) -> bool {
-        let band = match self.bands.get(x as usize) {
+    /// The acceptance band of a proposal of magnitude `x`: from the table while it
+    /// covers `x`, else computed (the same values).
+    #[inline(always)]
+    fn band_of(&self, x: u128) -> (u64, u64) {
+        match self.bands.get(x as usize) {
             Some(&band) if x < self.bands.len() as u128 => band,
             _ => self.band(x),
-        };
-        bernoulli_in_band(band, || self.exact(x), bits)
+        }
     }
 
-    /// The words that decide the acceptance of `x` on their own (see [`band`]).
+    /// The words that decide the acceptance of `x` on their own (see [`band`]): of
+    /// `exp(−γ(x))`, times `αᴿ = exp(−R/t)` with `R = x & (M − 1)` when `M > 1`.
     fn band(&self, x: u128) -> (u64, u64) {
-        band(self.bracket(x))
+        band(self.exponent_bracket(x))
+    }
+
+    /// `(e_lo, e_hi)` with `e_lo ≤ 2⁶³·(γ(x) + R/t) ≤ e_hi` (`R = x & (M − 1)`, none
+    /// when `M = 1`), or with a capped γ part: at most `130 + 2 = 132` units wide.
+    ///
+    /// `R/t` by the reciprocal `K = ⌊2^(63+b)/t⌋`, `2ᵇ > t`: from
+    /// `K ≤ 2^(63+b)/t < K + 1`, `⌊R·K/2ᵇ⌋ ≤ 2⁶³·R/t < R·K/2ᵇ + R/2ᵇ`, and
+    /// `R < M ≤ t/32 < 2ᵇ/32`, so `2⁶³·R/t` lies in `[⌊R·K/2ᵇ⌋, ⌊R·K/2ᵇ⌋ + 2]`.
+    #[inline]
+    fn exponent_bracket(&self, x: u128) -> (u128, u128) {
+        let (lo, hi) = self.bracket(x);
+        if self.block_mask == 0 {
+            return (lo, hi);
+        }
+        let r = x as u64 & self.block_mask; // R < 2⁵⁸, K ≤ 2⁶⁴: no overflow
+        let r_lo = (u128::from(r) * self.t_reciprocal) >> self.t_bits;
+        (lo + r_lo, hi + r_lo + 2)
     }
 
     /// `(x_lo, x_hi)`, `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` (or capped).
@@ -258,9 +330,20 @@ impl DiscreteGaussian {
         wide_bounds(&a.mul(&a), &self.denominator)
     }
 
-    /// `γ(x)` exactly, as (numerator, denominator), for the exact comparison.
+    /// `γ(x) + R/t` exactly (`R = x & (M − 1)`), as (numerator, denominator), for the
+    /// exact comparison: `(a² + R·2·num·den·t) / D`, `D = 2·num·den·t²`.
     #[cold]
     fn exact(&self, x: u128) -> (Big, Big) {
+        let (square, denominator) = self.exact_gamma(x);
+        let r = Big::from_u128(x & u128::from(self.block_mask));
+        let d_over_t = Big::from_u128(2 * self.num)
+            .mul(&Big::from_u128(u128::from(self.den)))
+            .mul(&Big::from_u128(u128::from(self.t)));
+        (square.add(&r.mul(&d_over_t)), denominator)
+    }
+
+    /// `γ(x)` exactly, as (numerator `a²`, denominator `D`).
+    fn exact_gamma(&self, x: u128) -> (Big, Big) {
         let scaled = U512::from_u128(x).mul(&U512::from_u128(self.t_den));
         let a = scaled.abs_diff(&U512::from_u128(self.num));
         (
@@ -308,25 +391,26 @@ fn wide_bounds(n: &U512, d: &U512) -> (u128, u128) {
 }
 
 /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·γ ≤ x_hi` (or both capped, see [`CAPPED`]), by
-/// multiplication with the reciprocal of `d` (`1 ≤ d < 2⁶⁴`, see [`Reciprocal`]):
+/// one multiplication with the reciprocal of `d` (`1 ≤ d < 2⁶⁴`, see [`Reciprocal`]):
 ///
-/// * not truncated: `γ = n/d` exactly, a bracket at most 66 units wide;
+/// * not truncated: `γ = n/d` exactly, a bracket at most 65 units wide;
 /// * truncated (`n = ⌊N/2ˢ⌋`, `d = ⌊D/2ˢ⌋ ≥ 2⁶³`, `s > 0`): `γ = N/D` lies in
-///   `(n/(d + 1), (n + 1)/d)`. The upper end is the reciprocal's upper bound of
-///   `2⁶³(n + 1)/d`; for the lower end, `2⁶³n/d − 2⁶³n/(d + 1) = 2⁶³n/(d(d + 1)) < 64`
-///   while `n < 64d` (`d + 1 > 2⁶³`), so the reciprocal's lower bound of `2⁶³n/d` minus
-///   64 is below it — and when that bound is capped (`n ≥ 64d`), `2⁶³n/(d + 1) >
-///   64·2⁶³ − 64` still is. Width at most `2⁶³/d + 66 + 66 + 64 ≤ 197` units.
+///   `(n/(d + 1), (n + 1)/d)`. With `L` the reciprocal's lower bound of `2⁶³n/d`:
+///   for the lower end, `2⁶³n/d − 2⁶³n/(d + 1) = 2⁶³n/(d(d + 1)) < 64` while
+///   `n < 64d` (`d + 1 > 2⁶³`), so `L − 64` is below it — and when `L` is capped
+///   (`n ≥ 64d`), `2⁶³n/(d + 1) > 64·2⁶³ − 64` still is; for the upper end,
+///   `2⁶³(n + 1)/d = 2⁶³n/d + 2⁶³/d < L + ⌊n/2ᵇ⌋ + 2 + 1` (`2⁶³/d ≤ 1`). Width at most
+///   `64 + 63 + 3 = 130` units.
 #[inline]
 fn truncated_bounds(n: u128, reciprocal: &Reciprocal, truncated: bool) -> (u128, u128) {
-    if truncated {
-        (
-            reciprocal.lower(n).saturating_sub(64),
-            reciprocal.upper(n.saturating_add(1)),
-        )
-    } else {
-        reciprocal.bounds(n)
+    if !truncated {
+        return reciprocal.bounds(n);
     }
+    let lower = reciprocal.lower(n);
+    if lower == CAPPED {
+        return (CAPPED - 64, CAPPED);
+    }
+    (lower.saturating_sub(64), reciprocal.upper_from(n, lower) + 1)
 }
 
 /// A fixed 512-bit unsigned integer (little-endian 64-bit limbs) with exactly the
@@ -435,7 +519,7 @@ mod tests {
     use super::*;
 
     /// The 256-bit path of the acceptance bracket gives exactly the 512-bit path's
-    /// bracket, and both contain the exact `2⁶³·γ` (arbitrary precision) within 197
+    /// bracket, and both contain the exact `2⁶³·γ` (arbitrary precision) within 130
     /// units, on random and extreme proposals, for integer, rational and huge variances.
     #[test]
     fn the_256_bit_band_equals_the_512_bit_band() {
@@ -470,8 +554,8 @@ mod tests {
                 let (x_lo, x_hi) = noise.bracket(x);
                 assert_eq!((x_lo, x_hi), noise.wide_bracket(x), "σ² = {num}/{den}, x = {x}");
                 // The bracket holds the exact 2⁶³·γ = 2⁶³·N/D (N = a², D as built), is at
-                // most 197 units wide, and only a capped upper end may fall short.
-                let (n, d) = noise.exact(x);
+                // most 130 units wide, and only a capped upper end may fall short.
+                let (n, d) = noise.exact_gamma(x);
                 let scaled = n.shl(63);
                 assert!(
                     Big::from_u128(x_lo).mul(&d).cmp(&scaled).is_le(),
@@ -484,7 +568,7 @@ mod tests {
                     );
                     inside += 1;
                 }
-                assert!(x_hi - x_lo <= 197, "σ² = {num}/{den}, x = {x}: {}", x_hi - x_lo);
+                assert!(x_hi - x_lo <= 130, "σ² = {num}/{den}, x = {x}: {}", x_hi - x_lo);
             }
             assert!(inside > 0, "σ² = {num}/{den}: no uncapped proposal");
         }
@@ -499,6 +583,53 @@ mod tests {
             );
             let s = (rng.next_u64() % 300) as u32;
             assert_eq!(shr_256((high, low), s), wide.shr(s).to_u128(), "a = {a}, s = {s}");
+        }
+    }
+
+    /// The bracket of the whole acceptance exponent `γ(x) + R/t` (`R = x mod M`, the
+    /// remainder's own acceptance folded in for `t ≥ 64`) holds the exact value and
+    /// is at most 132 units wide; below `t = 64` it is the bracket of γ alone.
+    #[test]
+    fn the_acceptance_exponent_bracket_holds_gamma_plus_remainder_over_t() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::{Rng, SeedableRng};
+        let mut rng = ChaCha20Rng::seed_from_u64(0x263);
+        for (num, den, merged) in [
+            (100u128, 1u64, false),                    // t = 10, M = 1
+            (4900, 1, true),                           // t = 70, M = 2
+            (1_000_000, 1, true),                      // t = 1000, M = 16 (band table)
+            (9_000_000, 7, true),                      // t = 1134, rational
+            (1u128 << 80, 1, true),                    // t = 2⁴⁰, V a word of its own
+            (1u128 << 120, 1, true),                   // t = 2⁶⁰
+            (12_345_678_901_234_567, u64::MAX, false), // t = 1, wide denominator
+        ] {
+            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            assert_eq!(noise.block_mask > 0, merged, "σ² = {num}/{den}");
+            let t = noise.t as u128;
+            let mut xs: Vec<u128> = (0..5000)
+                .map(|_| u128::from(rng.next_u64()) % (20 * t + 2))
+                .collect();
+            xs.extend([0, 1, t, t + 1, u128::from(noise.block_mask), 64 * t]);
+            for x in xs {
+                let (e_lo, e_hi) = noise.exponent_bracket(x);
+                let (g_lo, g_hi) = noise.bracket(x);
+                let (n, d) = noise.exact(x);
+                let scaled = n.shl(63);
+                assert!(
+                    Big::from_u128(e_lo).mul(&d).cmp(&scaled).is_le(),
+                    "σ² = {num}/{den}, x = {x}: e_lo too high"
+                );
+                if g_hi < CAPPED {
+                    assert!(
+                        scaled.cmp(&Big::from_u128(e_hi).mul(&d)).is_le(),
+                        "σ² = {num}/{den}, x = {x}: e_hi too low"
+                    );
+                }
+                assert!(e_hi - e_lo <= 132, "σ² = {num}/{den}, x = {x}: {}", e_hi - e_lo);
+                if !merged {
+                    assert_eq!((e_lo, e_hi), (g_lo, g_hi));
+                }
+            }
         }
     }
 

@@ -104,6 +104,22 @@ pub struct DiscreteLaplace {
     tables: Arc<Tables>,
 }
 
+/// One trial of [`DiscreteLaplace`] for `τ ≥ 16`, before `R`'s acceptance (see
+/// [`DiscreteLaplace::draw_trial`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Trial {
+    /// The sign; (negative, 0) must be rejected.
+    pub(crate) negative: bool,
+    /// `G = M·Q + R`.
+    pub(crate) magnitude: u128,
+    /// `R`.
+    pub(crate) remainder: u64,
+    /// The first `uniform_bits` bits of the acceptance uniform `V`.
+    pub(crate) uniform: u64,
+    /// 0 when `M = 1` (nothing to accept), `64 − m` when `V` shares `R`'s word, else 64.
+    pub(crate) uniform_bits: u32,
+}
+
 struct Tables {
     /// `m`, with `M = 2ᵐ`.
     block_bits: u32,
@@ -339,24 +355,46 @@ impl DiscreteLaplace {
     /// One trial: whether `R` is accepted, the sign and `G`, all fixed words drawn first.
     #[inline(always)]
     pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, bool, u128) {
+        let trial = self.draw_trial(bits);
+        let accepted = trial.uniform_bits == 0
+            || self
+                .tables
+                .accept(trial.remainder, trial.uniform, trial.uniform_bits, bits);
+        (accepted, trial.negative, trial.magnitude)
+    }
+
+    /// The fixed words of one trial, decoded, with `R`'s acceptance left to the caller:
+    /// the sign, `G = M·Q + R`, `R`, and the first bits of the uniform `V` that is to
+    /// be compared with `αᴿ` (none when `M = 1`). A sampler that accepts its proposal
+    /// with a probability of its own, `p(G)`, may compare `V` once with `αᴿ·p(G)`
+    /// instead of twice (see [`DiscreteGaussian`](super::DiscreteGaussian)).
+    #[inline(always)]
+    pub(crate) fn draw_trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> Trial {
         let tables = &*self.tables;
         let m = tables.block_bits;
         let first = bits.word();
         let second = if m > 0 { bits.word() } else { 0 };
         let third = if m > SHARED_MAX_BITS { bits.word() } else { 0 };
-        let negative = first >> 63 == 1;
         let q = tables.quotient.sample(first & (u64::MAX >> 1), bits);
         let r = second & ((1u64 << m) - 1);
-        let accepted = if m == 0 {
-            true
-        } else if m <= SHARED_MAX_BITS {
-            tables.accept(r, second >> m, 64 - m, bits)
-        } else {
-            tables.accept(r, third, 64, bits)
+        let (uniform, uniform_bits) = match m {
+            0 => (0, 0),
+            m if m <= SHARED_MAX_BITS => (second >> m, 64 - m),
+            _ => (third, 64),
         };
-        // q < 2⁶⁴ and m ≤ 63 (τ < 2⁶⁴), r < 2ᵐ: G = q·2ᵐ + r < 2¹²⁷, no overflow.
-        let g = (u128::from(q) << m) | u128::from(r);
-        (accepted, negative, g)
+        Trial {
+            negative: first >> 63 == 1,
+            // q < 2⁶⁴ and m ≤ 63 (τ < 2⁶⁴), r < 2ᵐ: G = q·2ᵐ + r < 2¹²⁷, no overflow.
+            magnitude: (u128::from(q) << m) | u128::from(r),
+            remainder: r,
+            uniform,
+            uniform_bits,
+        }
+    }
+
+    /// `M − 1` (`G = M·Q + R`, `R = G & (M − 1)`): 0 when `M = 1`, below `τ = 64`.
+    pub(crate) fn block_mask(&self) -> u64 {
+        (1u64 << self.tables.block_bits) - 1
     }
 
     /// One sample, saturating to the `i64` range.

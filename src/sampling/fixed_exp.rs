@@ -225,11 +225,12 @@ fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
     }
 }
 
-/// Bounds of `2⁶³·a/d` for one fixed denominator `d ∈ [1, 2⁶⁴)` by multiplication
-/// with a precomputed reciprocal instead of division: with `b` the bit length of `d`
+/// Bounds of `2⁶³·a/d` for one fixed denominator `d ∈ [1, 2⁶⁴)` by one multiplication
+/// with a precomputed reciprocal instead of a division: with `b` the bit length of `d`
 /// and `R = ⌊2⁶³⁺ᵇ/d⌋ ∈ (2⁶³, 2⁶⁴]`, `R ≤ 2⁶³⁺ᵇ/d < R + 1` gives
-/// `⌊a·R/2ᵇ⌋ ≤ 2⁶³·a/d ≤ ⌈a·(R + 1)/2ᵇ⌉`, a bracket at most `a/2ᵇ + 2 < 66` units wide
-/// for `a < 64·d` (larger `a` is capped: `exp(−γ) < 2⁻⁹²` there anyway).
+/// `L = ⌊a·R/2ᵇ⌋ ≤ 2⁶³·a/d < a·R/2ᵇ + a/2ᵇ < L + 1 + ⌊a/2ᵇ⌋ + 1`: the bracket
+/// `[L, L + ⌊a/2ᵇ⌋ + 2]`, at most 65 units wide for `a < 64·d` (larger `a` is capped:
+/// `exp(−γ) < 2⁻⁹²` there anyway).
 /// `64·2⁶³`, both bounds of [`Reciprocal::bounds`] from `a ≥ 64·d` on.
 const RECIPROCAL_CAP: u128 = 64 << 63;
 
@@ -257,7 +258,11 @@ impl Reciprocal {
     /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·a/d ≤ x_hi` (both `64·2⁶³` when `a ≥ 64·d`).
     #[inline]
     pub(crate) fn bounds(&self, a: u128) -> (u128, u128) {
-        (self.lower(a), self.upper(a))
+        let lower = self.lower(a);
+        if a >= self.cap {
+            return (lower, lower);
+        }
+        (lower, self.upper_from(a, lower))
     }
 
     /// The lower bound of [`bounds`](Self::bounds) alone: `⌊a·R/2ᵇ⌋`.
@@ -266,29 +271,20 @@ impl Reciprocal {
         if a >= self.cap {
             return RECIPROCAL_CAP;
         }
-        self.mul_shr(a, self.r).0
-    }
-
-    /// The upper bound of [`bounds`](Self::bounds) alone: `⌈a·(R + 1)/2ᵇ⌉`.
-    #[inline]
-    pub(crate) fn upper(&self, a: u128) -> u128 {
-        if a >= self.cap {
-            return RECIPROCAL_CAP;
-        }
-        let (hi, exact) = self.mul_shr(a, self.r + 1);
-        hi + u128::from(!exact)
-    }
-
-    /// `(⌊a·r/2ᵇ⌋, whether that is exact)` for `a < 2⁷⁰`, `r ≤ 2⁶⁴ + 1`, with the
-    /// quotient below `2⁷¹` (it is at most `2⁶³·a/d + a/2ᵇ` here).
-    #[inline]
-    fn mul_shr(&self, a: u128, r: u128) -> (u128, bool) {
+        // a < 2⁷⁰ and R ≤ 2⁶⁴: a·R = a₁·R·2⁶⁴ + a₀·R with a₁ < 2⁶, both parts below
+        // 2¹²⁸, and the quotient below 2⁷¹.
         let (a1, a0) = (a >> 64, a & u64::MAX as u128);
-        let low = a0 * r; // ≤ (2⁶⁴ − 1)(2⁶⁴ + 1) < 2¹²⁸
-        let high = (low >> 64) + a1 * r;
-        let low = low & u64::MAX as u128;
+        let low = a0 * self.r;
+        let high = (low >> 64) + a1 * self.r;
         let b = self.b;
-        ((high << (64 - b)) | (low >> b), low & ((1u128 << b) - 1) == 0)
+        (high << (64 - b)) | ((low & u64::MAX as u128) >> b)
+    }
+
+    /// The upper bound of [`bounds`](Self::bounds) from the lower one,
+    /// `L + ⌊a/2ᵇ⌋ + 2`, for `a < 64·d`.
+    #[inline]
+    pub(crate) fn upper_from(&self, a: u128, lower: u128) -> u128 {
+        lower + (a >> self.b) + 2
     }
 }
 
@@ -312,17 +308,39 @@ pub(crate) fn bernoulli_exp_neg_bounded<R: CryptoRng + ?Sized>(
 /// decides outside `below..=above`, the exact comparison inside.
 #[inline]
 pub(crate) fn bernoulli_in_band<R: CryptoRng + ?Sized>(
-    (below, above): (u64, u64),
+    band: (u64, u64),
     exact: impl FnOnce() -> (Big, Big),
     bits: &mut BitSource<'_, R>,
 ) -> bool {
     let u = bits.word();
-    if u < below {
-        true
-    } else if u > above {
-        false
+    uniform_in_band(band, u, 64, exact, bits)
+}
+
+/// Whether `U < exp(−γ)` for a uniform `U ∈ [0, 1)` whose first `len` bits
+/// (`1 ≤ len ≤ 64`) are `prefix`, given the [`band`] of γ: decided when all of `U`'s
+/// interval `[prefix, prefix + 1)·2⁻ˡᵉⁿ` lies below `below` or above `above` (in
+/// units of `2⁻⁶⁴`), else by extending `U` with further words and comparing it
+/// exactly with `exp(−γ)`, `γ = exact()`. With `len = 64` this is
+/// [`bernoulli_in_band`]; a shorter prefix (the spare bits of a word that served
+/// another purpose) is undecided with probability at most
+/// `(above + 1 − below + 2·2⁶⁴⁻ˡᵉⁿ)/2⁶⁴`.
+#[inline(always)]
+pub(crate) fn uniform_in_band<R: CryptoRng + ?Sized>(
+    (below, above): (u64, u64),
+    prefix: u64,
+    len: u32,
+    exact: impl FnOnce() -> (Big, Big),
+    bits: &mut BitSource<'_, R>,
+) -> bool {
+    debug_assert!((1..=64).contains(&len));
+    let start = u128::from(prefix) << (64 - len);
+    let end = (u128::from(prefix) + 1) << (64 - len);
+    if end <= u128::from(below) {
+        true // U < end/2⁶⁴ ≤ below/2⁶⁴ ≤ exp(−γ)
+    } else if start > u128::from(above) {
+        false // U ≥ start/2⁶⁴ ≥ (above + 1)/2⁶⁴ ≥ exp(−γ)
     } else {
-        resolve_exact(u, exact(), bits)
+        resolve_exact(prefix, len, exact(), bits)
     }
 }
 
@@ -344,8 +362,13 @@ pub(crate) fn band((x_lo, x_hi): (u128, u128)) -> (u64, u64) {
 }
 
 #[cold]
-fn resolve_exact<R: CryptoRng + ?Sized>(u: u64, (num, den): (Big, Big), bits: &mut BitSource<'_, R>) -> bool {
-    exact_less_exp_neg(&mut LazyUniform::new(u, 64), &num, &den, bits)
+fn resolve_exact<R: CryptoRng + ?Sized>(
+    prefix: u64,
+    len: u32,
+    (num, den): (Big, Big),
+    bits: &mut BitSource<'_, R>,
+) -> bool {
+    exact_less_exp_neg(&mut LazyUniform::new(prefix, u64::from(len)), &num, &den, bits)
 }
 
 /// Bernoulli(`exp(−num/den)`), exactly, for any `num < 2¹²⁸` and `den ≥ 1`, from one
@@ -630,7 +653,7 @@ mod tests {
                 "{a}/{d}"
             );
             widest = widest.max(hi - lo);
-            assert!(hi - lo < 66, "{a}/{d}: {lo}..{hi}");
+            assert!(hi - lo <= 65, "{a}/{d}: {lo}..{hi}");
         }
         println!("widest reciprocal bracket: {widest} units");
     }
@@ -651,7 +674,7 @@ mod tests {
             for u in (below..=above).take(40) {
                 let seed = planted as u64;
                 let mut source = ChaCha20Rng::seed_from_u64(seed);
-                let got = resolve_exact(u, (n.clone(), d.clone()), &mut BitSource::new(&mut source));
+                let got = resolve_exact(u, 64, (n.clone(), d.clone()), &mut BitSource::new(&mut source));
                 let mut replay = ChaCha20Rng::seed_from_u64(seed);
                 let words = [u, replay.next_u64(), replay.next_u64(), replay.next_u64()];
                 assert_eq!(Some(got), reference(&words, &e), "{num}/{den}, u = {u}");
@@ -659,6 +682,67 @@ mod tests {
             }
         }
         assert!(planted >= 100, "{planted}");
+    }
+
+    /// A uniform known to fewer than 64 bits (the spare bits of a word): prefixes whose
+    /// interval meets the band take the exact fallback and agree with the 512-bit
+    /// reference on the replayed extension; the prefixes just outside the band decide
+    /// without a further word, and correctly.
+    #[test]
+    fn short_prefixes_decide_outside_the_band_and_resolve_inside() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0xD8);
+        let (mut planted, mut outside) = (0u64, 0u64);
+        let mut cases = vec![(1u128, 3u128), (1, 1), (7, 2)];
+        cases.extend((0..30).map(|_| random_ratio(&mut rng)));
+        for (num, den) in cases {
+            let shift = 64u32.saturating_sub(den.leading_zeros());
+            let (below, above) = band(ratio_bounds(num >> shift, den >> shift, shift > 0));
+            let (n, d) = (Big::from_u128(num), Big::from_u128(den));
+            let e = exp_neg_big(&n, &d, 512);
+            for len in [40u32, 44, 57, 63] {
+                let cell = |u: u64| u >> (64 - len);
+                let (first, last) = (cell(below), cell(above));
+                let candidates = (first.saturating_sub(2)..=first + 2)
+                    .chain(last.saturating_sub(2)..=(last + 2).min(cell(u64::MAX)));
+                for prefix in candidates {
+                    let seed = 1000 + planted + outside;
+                    let mut source = ChaCha20Rng::seed_from_u64(seed);
+                    let mut bits = BitSource::new(&mut source);
+                    let got =
+                        uniform_in_band((below, above), prefix, len, || (n.clone(), d.clone()), &mut bits);
+                    // The words drawn, if any, replayed after the prefix.
+                    let mut replay = ChaCha20Rng::seed_from_u64(seed);
+                    let start = u128::from(prefix) << (64 - len);
+                    let end = (u128::from(prefix) + 1) << (64 - len);
+                    let decided_alone = end <= u128::from(below) || start > u128::from(above);
+                    let mut bound = Big::from_u128(u128::from(prefix));
+                    let mut known = u64::from(len);
+                    if !decided_alone {
+                        for _ in 0..3 {
+                            bound = bound.shl(64).add(&Big::from_u128(replay.next_u64().into()));
+                            known += 64;
+                        }
+                        planted += 1;
+                    } else {
+                        outside += 1;
+                    }
+                    let lo = bound.shl(512 - known);
+                    let hi = bound.add(&Big::from_u128(1)).shl(512 - known);
+                    let expected = if hi.cmp(&e.lo).is_le() {
+                        Some(true)
+                    } else if lo.cmp(&e.hi).is_ge() {
+                        Some(false)
+                    } else {
+                        None
+                    };
+                    assert_eq!(Some(got), expected, "{num}/{den}, len {len}, prefix {prefix}");
+                }
+            }
+        }
+        assert!(
+            planted >= 100 && outside >= 100,
+            "{planted} inside, {outside} outside"
+        );
     }
 
     /// The 64-bit enclosure contains a 192-bit one computed directly, and is at most
