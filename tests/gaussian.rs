@@ -78,11 +78,12 @@ fn draw(noise: &DiscreteGaussian, seed: u64) -> Vec<i128> {
 fn discrete_gaussian_matches_its_exact_pmf() {
     // (σ² as num/den, label). The last two use a huge denominator, which forces the
     // 512-bit acceptance path at small σ where the exact pmf is known.
-    let cases: [(u128, u64, &str); 7] = [
+    let cases: [(u128, u64, &str); 8] = [
         (1, 1, "σ = 1"),
         (9, 1, "σ = 3"),
         (100, 1, "σ = 10"),
         (1_000_000, 1, "σ = 1000"),
+        (1_000_007, 1, "σ² = 1000007 (t = 1001, general bracket)"),
         (1, 4, "σ = 1/2"),
         (10u128 << 60, 1 << 60, "σ² = 10 (wide path)"),
         (7u128 << 62, 3 << 60, "σ² = 28/3 (wide path)"),
@@ -133,17 +134,21 @@ fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
 /// that tilt: the tilted mean lies at least 8 standard errors away.
 #[test]
 fn discrete_gaussian_residues_keep_the_remainder_acceptance() {
-    // σ² = t² for integer t: t = 70 (M = 2), 1000 (M = 16, band table), 3000 (M = 64,
-    // computed bands). M is the largest power of two ≤ t/32.
-    for (t, samples, seed) in [
-        (70u64, 2_000_000u64, 3300u64),
-        (1000, 4_000_000, 3301),
-        (3000, 2_000_000, 3302),
-    ] {
-        let noise = DiscreteGaussian::from_ratio(u128::from(t * t), 1).unwrap();
+    // (σ² = num/den, t = ⌈σ⌉, samples, seed). Integer σ = t (the 64-bit bracket): t = 70
+    // (M = 2), 1000 (M = 16, band table), 3000 (M = 64, computed bands); non-integer σ
+    // (the general bracket): t = 1001 and 3001. M is the largest power of two ≤ t/32.
+    let cases: [(u64, u64, u64, u64, u64); 5] = [
+        (4900, 1, 70, 2_000_000, 3300),
+        (1_000_000, 1, 1000, 4_000_000, 3301),
+        (9_000_000, 1, 3000, 2_000_000, 3302),
+        (1_000_007, 1, 1001, 4_000_000, 3303),
+        (27_000_001, 3, 3001, 2_000_000, 3304),
+    ];
+    for (num, den, t, samples, seed) in cases {
+        let noise = DiscreteGaussian::from_ratio(u128::from(num), den).unwrap();
         assert_eq!(noise.proposal_scale(), t);
         let m = 1u64 << (63 - (t / 32).leading_zeros());
-        let sigma_squared = (t * t) as f64;
+        let sigma_squared = num as f64 / den as f64;
         let limit = 40 * t as i64;
         let (mut total, mut exact, mut tilted, mut tilted_total) = (0.0, [0.0f64; 2], 0.0, 0.0);
         for z in -limit..=limit {

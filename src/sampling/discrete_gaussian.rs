@@ -34,7 +34,9 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// enclosures: γ is bracketed by dyadic rationals `x_lo/2⁶³ ≤ γ ≤ x_hi/2⁶³` by
 /// multiplication with a precomputed reciprocal, no division (for `D < 2⁶⁴` of `D`
 /// itself, at most 65 units wide; wider `D` after truncating both sides by the same
-/// shift, of `⌊D/2ˢ⌋`, at most 130 units), and `exp(−x_lo/2⁶³)` is enclosed to within
+/// shift, of `⌊D/2ˢ⌋`, at most 130 units; at integer σ, where `γ = (x − t)²/(2t²)`,
+/// from 64-bit squares of a fixed-point `|x − t|/t`, at most 290 units, see
+/// `integer_bracket`), and `exp(−x_lo/2⁶³)` is enclosed to within
 /// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
 /// selection coins. `U` below a certified lower bound of `exp(−x_hi/2⁶³)` accepts,
 /// above the upper bound of `exp(−x_lo/2⁶³)` rejects; only when `U`'s known bits leave
@@ -46,7 +48,7 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// trial, `R` uniform on `[0, M)` to be accepted with probability `e^(−R/t)` by a
 /// uniform `V` of the same trial (see [`DiscreteLaplace`]). Here `V` decides both at
 /// once: it is compared with `exp(−(γ + R/t))` (`2⁶³·R/t` bracketed to within 2 units
-/// by a reciprocal of `t`, so the whole exponent to within 132), and the pair
+/// by a reciprocal of `t`, so the whole exponent to within 292), and the pair
 /// (negative, 0) is rejected as in the discrete Laplace sampler. A trial then yields
 /// `y` and is accepted with probability `∝ α^(M·Q)·e^(−R/t)·e^(−γ(y)) = α^|y|·e^(−γ(y))`
 /// (`α = e^(−1/t)`) — the same as a discrete Laplace proposal followed by its
@@ -76,11 +78,11 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// number of proposals is independent of the accepted value. So outside the fallback
 /// event `F` (some comparison needed further words) the number of words drawn is
 /// statistically independent of the sample. **Bound:** the acceptance band holds at
-/// most `64 + 2·132 = 328` word values (units of `2⁻⁶⁴`). Below `t = 64`, per
+/// most `64 + 2·292 = 648` word values (units of `2⁻⁶⁴`). Below `t = 64`, per
 /// proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace sample, see its docs)
-/// `+ 328·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
+/// `+ 648·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
 /// probability `< 2⁻⁵⁰` and `V`, known to `64 − m ≥ 44` bits, is undecided with
-/// probability at most `(328 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
+/// probability at most `(648 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
 /// since the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2:
 /// `t = 1`, at least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
@@ -96,10 +98,12 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// depend on the sample. For `t ≤ 1024` the acceptance band of every proposal that
 /// occurs with probability above `2⁻⁵⁰` is read from a table built at construction
 /// (the same bands as computed, so the same decisions); beyond it, and for larger
-/// `t`, the acceptance test computes its bracket with 128-bit arithmetic (while `D` and
-/// the proposal's offset fit 64 bits), a 256-bit square (while `x·t·den < 2¹²⁸`) or
-/// 512-bit products: which one depends on the size of the proposal, so that timing is
-/// not constant (all three give certified brackets; the last two the same one).
+/// `t`, the acceptance test computes its bracket — at integer σ from 64-bit squares
+/// (capped, with no product, from `|x − t| ≥ 12t` on); otherwise with 128-bit
+/// arithmetic (while `D` and the proposal's offset fit 64 bits), a 256-bit square
+/// (while `x·t·den < 2¹²⁸`) or 512-bit products: which one depends on the size of the
+/// proposal, so that timing is not constant (all give certified brackets; the last
+/// two the same one).
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteGaussian, Rational};
@@ -132,10 +136,13 @@ pub struct DiscreteGaussian {
     /// `M − 1` for the proposal's blocks `G = M·Q + R` (`R = x & block_mask`); 0 when
     /// `M = 1` (`t < 64`), where `R`'s acceptance does not exist.
     block_mask: u64,
-    /// `⌊2^(63 + b)/t⌋` with `b` the bit length of `t`, for the bracket of `R/t`.
-    t_reciprocal: u128,
-    /// `b`.
-    t_bits: u32,
+    /// The reciprocal of `t`, for the brackets of `R/t` and, at integer σ, of `|x − t|/t`.
+    t_reciprocal: Reciprocal,
+    /// Whether `σ² = t²` exactly (an integer σ, e.g. every [`crate::Gaussian`]
+    /// release): then `γ = (x − t)²/(2t²)`, bracketed by [`integer_bracket`].
+    ///
+    /// [`integer_bracket`]: Self::integer_bracket
+    integer_sigma: bool,
     /// The acceptance bands of `x = 0, 1, …` while a proposal reaches `x` with
     /// probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the same
     /// values [`band`](Self::band) computes, looked up instead.
@@ -192,7 +199,6 @@ impl DiscreteGaussian {
             .expect("at most 64 bits after the shift");
         let reciprocal = Reciprocal::new(d_top as u64);
         let block_mask = proposal.block_mask();
-        let t_bits = 64 - t.leading_zeros(); // t < 2⁶³: at most 63
         let mut noise = Self {
             num,
             den,
@@ -205,8 +211,8 @@ impl DiscreteGaussian {
             d_shift,
             d_top,
             block_mask,
-            t_reciprocal: (1u128 << (63 + t_bits)) / u128::from(t),
-            t_bits,
+            t_reciprocal: Reciprocal::new(t),
+            integer_sigma: integer,
             bands: Arc::new([]),
         };
         if t <= MAX_BAND_T {
@@ -289,20 +295,43 @@ impl DiscreteGaussian {
     }
 
     /// `(e_lo, e_hi)` with `e_lo ≤ 2⁶³·(γ(x) + R/t) ≤ e_hi` (`R = x & (M − 1)`, none
-    /// when `M = 1`), or with a capped γ part: at most `130 + 2 = 132` units wide.
-    ///
-    /// `R/t` by the reciprocal `K = ⌊2^(63+b)/t⌋`, `2ᵇ > t`: from
-    /// `K ≤ 2^(63+b)/t < K + 1`, `⌊R·K/2ᵇ⌋ ≤ 2⁶³·R/t < R·K/2ᵇ + R/2ᵇ`, and
-    /// `R < M ≤ t/32 < 2ᵇ/32`, so `2⁶³·R/t` lies in `[⌊R·K/2ᵇ⌋, ⌊R·K/2ᵇ⌋ + 2]`.
+    /// when `M = 1`), or with a capped γ part: at most `290 + 2 = 292` units wide.
+    /// `2⁶³·R/t` lies in `[L, L + 2]` with `L` the reciprocal's lower bound
+    /// (`R < M ≤ t/32`, so `⌊R/2ᵇ⌋ = 0`, see [`Reciprocal`]).
     #[inline]
     fn exponent_bracket(&self, x: u128) -> (u128, u128) {
-        let (lo, hi) = self.bracket(x);
+        let (lo, hi) = if self.integer_sigma {
+            self.integer_bracket(x)
+        } else {
+            self.bracket(x)
+        };
         if self.block_mask == 0 {
             return (lo, hi);
         }
-        let r = x as u64 & self.block_mask; // R < 2⁵⁸, K ≤ 2⁶⁴: no overflow
-        let r_lo = (u128::from(r) * self.t_reciprocal) >> self.t_bits;
+        let r_lo = self.t_reciprocal.lower(x & u128::from(self.block_mask));
         (lo + r_lo, hi + r_lo + 2)
+    }
+
+    /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` at integer σ = t, where
+    /// `2⁶³·γ = 2⁶³·a²/(2t²) = (2⁶⁰·a/t)²/2⁵⁸` with `a = |x − t|`; capped from
+    /// `a ≥ 12t` on (`γ ≥ 72`). The reciprocal of `t` puts `2⁶³·a/t` in
+    /// `[L, L + ⌊a/2ᵇ⌋ + 2]` (`⌊a/2ᵇ⌋ ≤ 11`), so `2⁶⁰·a/t` lies in
+    /// `[e_lo, e_hi] = [⌊L/8⌋, ⌊(L + ⌊a/2ᵇ⌋ + 2)/8⌋ + 1]`, `e_hi − e_lo ≤ 3` and
+    /// `e_hi < 12·2⁶⁰ + 3`, so the squares fit 128 bits and the bracket
+    /// `[⌊e_lo²/2⁵⁸⌋, ⌊e_hi²/2⁵⁸⌋ + 1]` is at most `3·24·2⁶⁰/2⁵⁸ + 2 = 290` units wide:
+    /// a few 64-bit products instead of the general path's 256-bit square.
+    #[inline]
+    fn integer_bracket(&self, x: u128) -> (u128, u128) {
+        let t = u128::from(self.t);
+        let a = x.abs_diff(t);
+        if a >= 12 * t {
+            return (CAPPED, CAPPED);
+        }
+        let lower = self.t_reciprocal.lower(a);
+        let upper = self.t_reciprocal.upper_from(a, lower);
+        let (e_lo, e_hi) = ((lower >> 3) as u64, ((upper >> 3) + 1) as u64);
+        let square = |e: u64| u128::from(e) * u128::from(e);
+        (square(e_lo) >> 58, (square(e_hi) >> 58) + 1)
     }
 
     /// `(x_lo, x_hi)`, `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` (or capped).
@@ -588,7 +617,7 @@ mod tests {
 
     /// The bracket of the whole acceptance exponent `γ(x) + R/t` (`R = x mod M`, the
     /// remainder's own acceptance folded in for `t ≥ 64`) holds the exact value and
-    /// is at most 132 units wide; below `t = 64` it is the bracket of γ alone.
+    /// is at most 292 units wide; below `t = 64` it is the bracket of γ alone.
     #[test]
     fn the_acceptance_exponent_bracket_holds_gamma_plus_remainder_over_t() {
         use rand_chacha::ChaCha20Rng;
@@ -596,6 +625,8 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0x263);
         for (num, den, merged) in [
             (100u128, 1u64, false),                    // t = 10, M = 1
+            (4900 * 5, 5, true),                       // integer σ = 70, den = 5
+            ((1u128 << 84) + 7, 1, true),              // σ just above 2⁴², not integer
             (4900, 1, true),                           // t = 70, M = 2
             (1_000_000, 1, true),                      // t = 1000, M = 16 (band table)
             (9_000_000, 7, true),                      // t = 1134, rational
@@ -625,8 +656,8 @@ mod tests {
                         "σ² = {num}/{den}, x = {x}: e_hi too low"
                     );
                 }
-                assert!(e_hi - e_lo <= 132, "σ² = {num}/{den}, x = {x}: {}", e_hi - e_lo);
-                if !merged {
+                assert!(e_hi - e_lo <= 292, "σ² = {num}/{den}, x = {x}: {}", e_hi - e_lo);
+                if !merged && !noise.integer_sigma {
                     assert_eq!((e_lo, e_hi), (g_lo, g_hi));
                 }
             }
