@@ -442,6 +442,16 @@ fn timing_diagnostic_welch_t() {
     classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
         looping_discrete_gaussian(100, &mut rng)
     });
+    // From t = 64 on one uniform decides both acceptances: σ = 1000 (band table) and
+    // σ = 2⁴⁰ (bands computed at integer σ).
+    for (variance, sigma) in [(1_000_000u128, 1000.0), (1 << 80, 2f64.powi(40))] {
+        let noise = dpmech::sampling::DiscreteGaussian::from_ratio(variance, 1).unwrap();
+        classify(
+            &format!("DiscreteGaussian σ = {sigma} (new)"),
+            sigma,
+            &mut || noise.sample(&mut rng),
+        );
+    }
 }
 
 /// The generator the auditor hands to a release when it counts the words drawn.

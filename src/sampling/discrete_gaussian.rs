@@ -2,7 +2,7 @@
 //! sampled exactly for a rational variance `σ² = num/den`.
 
 use super::certified::Big;
-use super::fixed_exp::{Reciprocal, band, bernoulli_in_band, uniform_in_band};
+use super::fixed_exp::{Reciprocal, bernoulli_in_band, enclose_coarse, uniform_in_band};
 use super::{BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::Error;
 use core::cmp::Ordering;
@@ -36,9 +36,10 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// itself, at most 65 units wide; wider `D` after truncating both sides by the same
 /// shift, of `⌊D/2ˢ⌋`, at most 130 units; at integer σ, where `γ = (x − t)²/(2t²)`,
 /// from 64-bit squares of a fixed-point `|x − t|/t`, at most 290 units, see
-/// `integer_bracket`), and `exp(−x_lo/2⁶³)` is enclosed to within
-/// 64 units of `2⁻⁶⁴` by the table-driven fixed-point exponential of the crate's
-/// selection coins. `U` below a certified lower bound of `exp(−x_hi/2⁶³)` accepts,
+/// `integer_bracket`), and `exp(−x_lo/2⁶³)` is bounded below, to within 64 units of
+/// `2⁻⁶⁴`, by the table-driven fixed-point exponential of the crate's selection coins
+/// (with the lowest byte of the exponent's fraction dropped, which moves it by less
+/// than 128 units of `2⁻⁶³`). `U` below a certified lower bound of `exp(−x_hi/2⁶³)` accepts,
 /// above the upper bound of `exp(−x_lo/2⁶³)` rejects; only when `U`'s known bits leave
 /// it between the two is `U` extended with further words and compared with
 /// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided.
@@ -78,11 +79,11 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// number of proposals is independent of the accepted value. So outside the fallback
 /// event `F` (some comparison needed further words) the number of words drawn is
 /// statistically independent of the sample. **Bound:** the acceptance band holds at
-/// most `64 + 2·292 = 648` word values (units of `2⁻⁶⁴`). Below `t = 64`, per
+/// most `902` word values (units of `2⁻⁶⁴`; see `BAND_SPAN`). Below `t = 64`, per
 /// proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace sample, see its docs)
-/// `+ 648·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
+/// `+ 902·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
 /// probability `< 2⁻⁵⁰` and `V`, known to `64 − m ≥ 44` bits, is undecided with
-/// probability at most `(648 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
+/// probability at most `(902 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
 /// since the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2:
 /// `t = 1`, at least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
@@ -143,14 +144,18 @@ pub struct DiscreteGaussian {
     ///
     /// [`integer_bracket`]: Self::integer_bracket
     integer_sigma: bool,
-    /// The acceptance bands of `x = 0, 1, …` while a proposal reaches `x` with
-    /// probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the same
-    /// values [`band`](Self::band) computes, looked up instead.
-    bands: Arc<[(u64, u64)]>,
+    /// The lower ends of the acceptance bands of `x = 0, 1, …` while a proposal reaches
+    /// `x` with probability above `2⁻⁵⁰` (for `t ≤ MAX_BAND_T`; empty otherwise): the
+    /// same values [`band`](Self::band) computes, looked up instead.
+    bands: Arc<[u64]>,
 }
 
+/// The span `above − below` of every acceptance band (see
+/// [`band`](DiscreteGaussian::band)): `63 + 2·(292 + 127)`.
+const BAND_SPAN: u64 = 63 + 2 * (292 + 127);
+
 /// The largest proposal scale with a table of acceptance bands (at most
-/// `⌈51·ln 2·1024⌉ + 1 = 36 201` entries, 566 KiB).
+/// `⌈51·ln 2·1024⌉ + 1 = 36 201` entries of 8 bytes, 283 KiB).
 const MAX_BAND_T: u64 = 1024;
 
 impl DiscreteGaussian {
@@ -218,7 +223,7 @@ impl DiscreteGaussian {
         if t <= MAX_BAND_T {
             // Pr[|Y| ≥ x] = 2αˣ/(1 + α) ≤ 2^(1 − x/(t·ln 2)) ≤ 2⁻⁵⁰ from x = 51·ln 2·t on.
             let len = (51.0 * core::f64::consts::LN_2 * t as f64).ceil() as u128 + 1;
-            noise.bands = (0..len).map(|x| noise.band(x)).collect();
+            noise.bands = (0..len).map(|x| noise.band(x).0).collect();
         }
         noise
     }
@@ -283,15 +288,27 @@ impl DiscreteGaussian {
     #[inline(always)]
     fn band_of(&self, x: u128) -> (u64, u64) {
         match self.bands.get(x as usize) {
-            Some(&band) if x < self.bands.len() as u128 => band,
+            Some(&below) if x < self.bands.len() as u128 => (below, below.saturating_add(BAND_SPAN)),
             _ => self.band(x),
         }
     }
 
     /// The words that decide the acceptance of `x` on their own (see [`band`]): of
     /// `exp(−γ(x))`, times `αᴿ = exp(−R/t)` with `R = x & (M − 1)` when `M > 1`.
+    /// The words that decide the acceptance of `x` on their own, `below..=above`
+    /// with `above = below + BAND_SPAN`: for the exponent bracket `(e_lo, e_hi)`
+    /// (`γ(x)`, plus `R/t` with `R = x & (M − 1)` when `M > 1`), `lo` is a lower bound
+    /// of `2⁶⁴·exp(−e′/2⁶³)` for `e′ ≤ e_lo` within 128 units ([`enclose_coarse`]), so
+    /// `2⁶⁴·exp(−e_lo/2⁶³) ≤ lo + 64` and, with `w = e_hi − e′`,
+    /// `2⁶⁴·exp(−e_hi/2⁶³) ≥ lo·(1 − w/2⁶³) ≥ lo − 2w`: `below = lo − 2w`. The span
+    /// `63 + 2w ≤ 63 + 2·(292 + 127)` is widened to the common [`BAND_SPAN`], so that the
+    /// table needs the lower end alone (half the memory).
     fn band(&self, x: u128) -> (u64, u64) {
-        band(self.exponent_bracket(x))
+        let (e_lo, e_hi) = self.exponent_bracket(x);
+        let coarse = e_lo & !((1 << 7) - 1); // e′: what `enclose_coarse` evaluates
+        let lo = enclose_coarse(e_lo, 63);
+        let below = lo.saturating_sub(2 * (e_hi - coarse) as u64);
+        (below, below.saturating_add(BAND_SPAN))
     }
 
     /// `(e_lo, e_hi)` with `e_lo ≤ 2⁶³·(γ(x) + R/t) ≤ e_hi` (`R = x & (M − 1)`, none
@@ -308,7 +325,7 @@ impl DiscreteGaussian {
         if self.block_mask == 0 {
             return (lo, hi);
         }
-        let r_lo = self.t_reciprocal.lower(x & u128::from(self.block_mask));
+        let r_lo = self.t_reciprocal.lower_small(x as u64 & self.block_mask);
         (lo + r_lo, hi + r_lo + 2)
     }
 
@@ -327,7 +344,12 @@ impl DiscreteGaussian {
         if a >= 12 * t {
             return (CAPPED, CAPPED);
         }
-        let lower = self.t_reciprocal.lower(a);
+        let lower = if self.t < 1 << 60 {
+            // a < 12t < 2⁶⁴: one 64-bit product (a property of t, not of x).
+            self.t_reciprocal.lower_small(a as u64)
+        } else {
+            self.t_reciprocal.lower(a)
+        };
         let upper = self.t_reciprocal.upper_from(a, lower);
         let (e_lo, e_hi) = ((lower >> 3) as u64, ((upper >> 3) + 1) as u64);
         let square = |e: u64| u128::from(e) * u128::from(e);
@@ -546,6 +568,7 @@ impl U512 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::certified::exp_neg_big;
 
     /// The 256-bit path of the acceptance bracket gives exactly the 512-bit path's
     /// bracket, and both contain the exact `2⁶³·γ` (arbitrary precision) within 130
@@ -617,7 +640,8 @@ mod tests {
 
     /// The bracket of the whole acceptance exponent `γ(x) + R/t` (`R = x mod M`, the
     /// remainder's own acceptance folded in for `t ≥ 64`) holds the exact value and
-    /// is at most 292 units wide; below `t = 64` it is the bracket of γ alone.
+    /// is at most 292 units wide (below `t = 64` it is the bracket of γ alone), and the
+    /// band of words holds `2⁶⁴·exp(−exponent)` (256-bit enclosure).
     #[test]
     fn the_acceptance_exponent_bracket_holds_gamma_plus_remainder_over_t() {
         use rand_chacha::ChaCha20Rng;
@@ -656,6 +680,17 @@ mod tests {
                         "σ² = {num}/{den}, x = {x}: e_hi too low"
                     );
                 }
+                // The band holds 2⁶⁴·exp(−exact exponent): below ≤ it ≤ above + 1.
+                let (below, above) = noise.band(x);
+                let e = exp_neg_big(&n, &d, 256);
+                assert!(
+                    Big::from_u128(below.into()).shl(192).cmp(&e.lo).is_le(),
+                    "σ² = {num}/{den}, x = {x}: band too high"
+                );
+                assert!(
+                    e.hi.cmp(&Big::from_u128(u128::from(above) + 1).shl(192)).is_le(),
+                    "σ² = {num}/{den}, x = {x}: band too low"
+                );
                 assert!(e_hi - e_lo <= 292, "σ² = {num}/{den}, x = {x}: {}", e_hi - e_lo);
                 if !merged && !noise.integer_sigma {
                     assert_eq!((e_lo, e_hi), (g_lo, g_hi));
@@ -716,7 +751,7 @@ mod tests {
             let tail = 2.0 * alpha.powi(len as i32) / (1.0 + alpha);
             assert!(tail <= 2f64.powi(-50), "t = {t}: {tail}");
             for x in [0, 1, len / 2, len - 1] {
-                assert_eq!(noise.bands[x], noise.band(x as u128), "t = {t}, x = {x}");
+                assert_eq!(noise.bands[x], noise.band(x as u128).0, "t = {t}, x = {x}");
             }
         }
     }

@@ -129,20 +129,43 @@ pub(crate) fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
 /// the upper bound is `lo + W − 1` with the table-wide `W` (checked `≤ 64` in tests).
 #[inline]
 pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
+    let [first, d0, d1, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
+    let m = mul_lower;
+    let lo = m(m(m(first, d0), m(d1, d2)), m(m(d3, d4), m(m(d5, d6), d7)));
+    (lo, lo.saturating_add(tables().width - 1))
+}
+
+/// [`enclose`]'s lower bound of `exp(−x′/2^shift)` for `x′ ≤ x`, `x` with the lowest
+/// byte of its 64-bit fraction cleared (`x − x′ < 2^(shift − 56)`): one product fewer
+/// (the byte's factor is not read), for callers whose band has room for the coarser
+/// argument. `lo ≤ 2⁶⁴·exp(−x′/2^shift) ≤ lo + W`: a product of fewer factors is no
+/// wider.
+#[inline]
+pub(crate) fn enclose_coarse(x: u128, shift: u32) -> u64 {
+    let [first, _, d1, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
+    let m = mul_lower;
+    m(m(m(first, d1), d2), m(m(d3, d4), m(m(d5, d6), d7)))
+}
+
+/// The lower bounds of the factors of `exp(−x/2^shift)`: the whole part's (0 from 64
+/// on: `exp(−64) < 2⁻⁹²`) and those of the eight bytes of the 64-bit fraction, lowest
+/// first.
+#[inline(always)]
+fn lower_factors(x: u128, shift: u32) -> [u64; 9] {
     debug_assert!(shift <= 63);
     let t = tables();
     let whole = x >> shift;
     // The fraction as a 64-bit binary fraction (exact: shift ≤ 63).
     let frac = ((x & ((1u128 << shift) - 1)) << (64 - shift)) as u64;
-    // exp(−64) < 2⁻⁹²: from i = 64 on the whole part's lower bound is 0.
     let first = if whole < 64 { t.whole_lo[whole as usize] } else { 0 };
     let d = |j: usize| t.digits_lo[j][((frac >> (8 * j)) & 0xff) as usize];
-    let m = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
-    let lo = m(
-        m(m(first, d(0)), m(d(1), d(2))),
-        m(m(d(3), d(4)), m(m(d(5), d(6)), d(7))),
-    );
-    (lo, lo.saturating_add(t.width - 1))
+    [first, d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7)]
+}
+
+/// `⌊a·b/2⁶⁴⌋`: the product of two lower bounds (units of `2⁻⁶⁴`), rounded down.
+#[inline(always)]
+fn mul_lower(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) >> 64) as u64
 }
 
 /// [`enclose`] with both bounds multiplied out in a chain (the reference of the tests:
@@ -280,6 +303,14 @@ impl Reciprocal {
         (high << (64 - b)) | ((low & u64::MAX as u128) >> b)
     }
 
+    /// [`lower`](Self::lower) for a numerator below `2⁶⁴` and below `64·d` (not capped):
+    /// one product, `a·R < 2¹²⁸`.
+    #[inline]
+    pub(crate) fn lower_small(&self, a: u64) -> u128 {
+        debug_assert!(u128::from(a) < self.cap);
+        (u128::from(a) * self.r) >> self.b
+    }
+
     /// The upper bound of [`bounds`](Self::bounds) from the lower one,
     /// `L + ⌊a/2ᵇ⌋ + 2`, for `a < 64·d`.
     #[inline]
@@ -332,12 +363,13 @@ pub(crate) fn uniform_in_band<R: CryptoRng + ?Sized>(
     exact: impl FnOnce() -> (Big, Big),
     bits: &mut BitSource<'_, R>,
 ) -> bool {
-    debug_assert!((1..=64).contains(&len));
-    let start = u128::from(prefix) << (64 - len);
-    let end = (u128::from(prefix) + 1) << (64 - len);
-    if end <= u128::from(below) {
-        true // U < end/2⁶⁴ ≤ below/2⁶⁴ ≤ exp(−γ)
-    } else if start > u128::from(above) {
+    debug_assert!((1..=64).contains(&len) && (len == 64 || prefix >> len == 0));
+    // U's interval is [start, last + 1)/2⁶⁴, in 64-bit arithmetic: last < 2⁶⁴.
+    let start = prefix << (64 - len);
+    let last = start | ((u64::MAX >> 1) >> (len - 1)); // the low 64 − len bits set
+    if last < below {
+        true // U < (last + 1)/2⁶⁴ ≤ below/2⁶⁴ ≤ exp(−γ)
+    } else if start > above {
         false // U ≥ start/2⁶⁴ ≥ (above + 1)/2⁶⁴ ≥ exp(−γ)
     } else {
         resolve_exact(prefix, len, exact(), bits)
@@ -702,8 +734,9 @@ mod tests {
             for len in [40u32, 44, 57, 63] {
                 let cell = |u: u64| u >> (64 - len);
                 let (first, last) = (cell(below), cell(above));
-                let candidates = (first.saturating_sub(2)..=first + 2)
-                    .chain(last.saturating_sub(2)..=(last + 2).min(cell(u64::MAX)));
+                let top = cell(u64::MAX); // the largest `len`-bit prefix
+                let candidates = (first.saturating_sub(2)..=(first + 2).min(top))
+                    .chain(last.saturating_sub(2)..=(last + 2).min(top));
                 for prefix in candidates {
                     let seed = 1000 + planted + outside;
                     let mut source = ChaCha20Rng::seed_from_u64(seed);
@@ -782,6 +815,27 @@ mod tests {
             let (chain_lo, chain_hi) = enclose_chain(x, shift);
             assert!(u128::from(chain_hi) + 1 - u128::from(chain_lo) <= u128::from(tables().width));
             assert!(u128::from(chain_lo) <= lo_direct && hi_direct <= u128::from(chain_hi) + 1);
+            // The coarse lower bound encloses exp(−x′/2^shift), x′ = x with the lowest
+            // fraction byte cleared, with the same width bound.
+            let dropped = if shift >= 56 {
+                (1u128 << (shift - 56)) - 1
+            } else {
+                0
+            };
+            let coarse = enclose_coarse(x, shift);
+            let direct = exp_neg(x & !dropped, 1u64 << shift, 192);
+            let (lo_c, hi_c) = (
+                direct.lo.shr(128).to_u128_sat(),
+                direct.hi.shr_ceil(128).to_u128_sat(),
+            );
+            assert!(
+                u128::from(coarse) <= lo_c,
+                "x={x} s={shift}: coarse {coarse} > {lo_c}"
+            );
+            assert!(
+                hi_c <= u128::from(coarse) + u128::from(tables().width),
+                "x={x} s={shift}"
+            );
         }
         assert!(tables().width <= 64, "W = {}", tables().width);
         println!("widest 64-bit enclosure: {widest} units (W = {})", tables().width);
