@@ -35,14 +35,15 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// multiplication with a precomputed reciprocal, no division (for `D < 2⁶⁴` of `D`
 /// itself, at most 65 units wide; wider `D` after truncating both sides by the same
 /// shift, of `⌊D/2ˢ⌋`, at most 130 units; at integer σ, where `γ = (x − t)²/(2t²)`,
-/// from 64-bit squares of a fixed-point `|x − t|/t`, at most 290 units, see
+/// from a 64-bit square of a fixed-point `|x − t|/t`, at most 290 units, see
 /// `integer_bracket`), and `exp(−x_lo/2⁶³)` is bounded below, to within 64 units of
 /// `2⁻⁶⁴`, by the table-driven fixed-point exponential of the crate's selection coins
-/// (with the lowest byte of the exponent's fraction dropped, which moves it by less
-/// than 128 units of `2⁻⁶³`). `U` below a certified lower bound of `exp(−x_hi/2⁶³)` accepts,
-/// above the upper bound of `exp(−x_lo/2⁶³)` rejects; only when `U`'s known bits leave
-/// it between the two is `U` extended with further words and compared with
-/// arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until decided.
+/// (with the two lowest bytes of the exponent's fraction dropped, which moves it by
+/// less than 2¹⁵ units of `2⁻⁶³`). `U` below a certified lower bound of
+/// `exp(−x_hi/2⁶³)` accepts, above the upper bound of `exp(−x_lo/2⁶³)` rejects; only
+/// when `U`'s known bits leave it between the two is `U` extended with further words and
+/// compared with arbitrary-precision enclosures of `exp(−γ)` (exact rational γ) until
+/// decided.
 ///
 /// **One comparison for two acceptances** (`t ≥ 64`). There the discrete Laplace
 /// proposal is itself a rejection sampler: `Y = ±(M·Q + R)` from the fixed words of one
@@ -79,11 +80,11 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// number of proposals is independent of the accepted value. So outside the fallback
 /// event `F` (some comparison needed further words) the number of words drawn is
 /// statistically independent of the sample. **Bound:** the acceptance band holds at
-/// most `902` word values (units of `2⁻⁶⁴`; see `BAND_SPAN`). Below `t = 64`, per
+/// most `66 246` word values (units of `2⁻⁶⁴`; see `BAND_SPAN`). Below `t = 64`, per
 /// proposal, `Pr[F] < 2⁻⁴²·⁷` (one discrete Laplace sample, see its docs)
-/// `+ 902·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
+/// `+ 66 246·2⁻⁶⁴ < 2⁻⁴²·⁶`. From `t = 64` on, per trial, the `Q` word falls back with
 /// probability `< 2⁻⁵⁰` and `V`, known to `64 − m ≥ 44` bits, is undecided with
-/// probability at most `(902 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
+/// probability at most `(66 246 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. Fewer than 3 proposals on average,
 /// since the acceptance probability above is at least 0.35 for every σ (σ ≤ 1/2:
 /// `t = 1`, at least `0.462·e^(−1/8) > 0.40`; 1/2 < σ < 1: at least
 /// `0.462·e^(−1/2)·(1 + 2e^(−2)) > 0.35`; σ ≥ 1: `σ ≤ t < σ + 1`, `tanh(1/(2t)) ≥
@@ -151,8 +152,8 @@ pub struct DiscreteGaussian {
 }
 
 /// The span `above − below` of every acceptance band (see
-/// [`band`](DiscreteGaussian::band)): `63 + 2·(292 + 127)`.
-const BAND_SPAN: u64 = 63 + 2 * (292 + 127);
+/// [`band`](DiscreteGaussian::band)): `63 + 2·(292 + 2¹⁵ − 1) = 66 245`.
+const BAND_SPAN: u64 = 63 + 2 * (292 + (1 << 15) - 1);
 
 /// The largest proposal scale with a table of acceptance bands (at most
 /// `⌈51·ln 2·1024⌉ + 1 = 36 201` entries of 8 bytes, 283 KiB).
@@ -298,14 +299,14 @@ impl DiscreteGaussian {
     /// The words that decide the acceptance of `x` on their own, `below..=above`
     /// with `above = below + BAND_SPAN`: for the exponent bracket `(e_lo, e_hi)`
     /// (`γ(x)`, plus `R/t` with `R = x & (M − 1)` when `M > 1`), `lo` is a lower bound
-    /// of `2⁶⁴·exp(−e′/2⁶³)` for `e′ ≤ e_lo` within 128 units ([`enclose_coarse`]), so
+    /// of `2⁶⁴·exp(−e′/2⁶³)` for `e′ ≤ e_lo` within 2¹⁵ units ([`enclose_coarse`]), so
     /// `2⁶⁴·exp(−e_lo/2⁶³) ≤ lo + 64` and, with `w = e_hi − e′`,
     /// `2⁶⁴·exp(−e_hi/2⁶³) ≥ lo·(1 − w/2⁶³) ≥ lo − 2w`: `below = lo − 2w`. The span
-    /// `63 + 2w ≤ 63 + 2·(292 + 127)` is widened to the common [`BAND_SPAN`], so that the
+    /// `63 + 2w ≤ 63 + 2·(292 + 2¹⁵ − 1)` is widened to the common [`BAND_SPAN`], so that the
     /// table needs the lower end alone (half the memory).
     fn band(&self, x: u128) -> (u64, u64) {
         let (e_lo, e_hi) = self.exponent_bracket(x);
-        let coarse = e_lo & !((1 << 7) - 1); // e′: what `enclose_coarse` evaluates
+        let coarse = e_lo & !((1 << 15) - 1); // e′: what `enclose_coarse` evaluates
         let lo = enclose_coarse(e_lo, 63);
         let below = lo.saturating_sub(2 * (e_hi - coarse) as u64);
         (below, below.saturating_add(BAND_SPAN))
@@ -332,11 +333,10 @@ impl DiscreteGaussian {
     /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` at integer σ = t, where
     /// `2⁶³·γ = 2⁶³·a²/(2t²) = (2⁶⁰·a/t)²/2⁵⁸` with `a = |x − t|`; capped from
     /// `a ≥ 12t` on (`γ ≥ 72`). The reciprocal of `t` puts `2⁶³·a/t` in
-    /// `[L, L + ⌊a/2ᵇ⌋ + 2]` (`⌊a/2ᵇ⌋ ≤ 11`), so `2⁶⁰·a/t` lies in
-    /// `[e_lo, e_hi] = [⌊L/8⌋, ⌊(L + ⌊a/2ᵇ⌋ + 2)/8⌋ + 1]`, `e_hi − e_lo ≤ 3` and
-    /// `e_hi < 12·2⁶⁰ + 3`, so the squares fit 128 bits and the bracket
-    /// `[⌊e_lo²/2⁵⁸⌋, ⌊e_hi²/2⁵⁸⌋ + 1]` is at most `3·24·2⁶⁰/2⁵⁸ + 2 = 290` units wide:
-    /// a few 64-bit products instead of the general path's 256-bit square.
+    /// `[L, L + ⌊a/2ᵇ⌋ + 2]` (`⌊a/2ᵇ⌋ ≤ 11`), so `e = ⌊L/8⌋ ≤ 2⁶⁰·a/t ≤ e + 3` and
+    /// `x_lo = ⌊e²/2⁵⁸⌋ ≤ 2⁶³·γ ≤ (e + 3)²/2⁵⁸ < x_lo + 1 + (6e + 9)/2⁵⁸ < x_lo + 290`
+    /// (`e < 12·2⁶⁰`): one reciprocal product and one 64-bit square instead of the
+    /// general path's 256-bit square.
     #[inline]
     fn integer_bracket(&self, x: u128) -> (u128, u128) {
         let t = u128::from(self.t);
@@ -350,10 +350,9 @@ impl DiscreteGaussian {
         } else {
             self.t_reciprocal.lower(a)
         };
-        let upper = self.t_reciprocal.upper_from(a, lower);
-        let (e_lo, e_hi) = ((lower >> 3) as u64, ((upper >> 3) + 1) as u64);
-        let square = |e: u64| u128::from(e) * u128::from(e);
-        (square(e_lo) >> 58, (square(e_hi) >> 58) + 1)
+        let e = (lower >> 3) as u64;
+        let x_lo = (u128::from(e) * u128::from(e)) >> 58;
+        (x_lo, x_lo + 290)
     }
 
     /// `(x_lo, x_hi)`, `x_lo ≤ 2⁶³·γ(x) ≤ x_hi` (or capped).

@@ -135,16 +135,16 @@ pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
     (lo, lo.saturating_add(tables().width - 1))
 }
 
-/// [`enclose`]'s lower bound of `exp(−x′/2^shift)` for `x′ ≤ x`, `x` with the lowest
-/// byte of its 64-bit fraction cleared (`x − x′ < 2^(shift − 56)`): one product fewer
-/// (the byte's factor is not read), for callers whose band has room for the coarser
-/// argument. `lo ≤ 2⁶⁴·exp(−x′/2^shift) ≤ lo + W`: a product of fewer factors is no
-/// wider.
+/// [`enclose`]'s lower bound of `exp(−x′/2^shift)` for `x′ ≤ x`, `x` with the two
+/// lowest bytes of its 64-bit fraction cleared (`x − x′ < 2^(shift − 48)`): two
+/// products fewer (those bytes' factors are not read), for callers whose band has room
+/// for the coarser argument. `lo ≤ 2⁶⁴·exp(−x′/2^shift) ≤ lo + W`: a product of fewer
+/// factors is no wider.
 #[inline]
 pub(crate) fn enclose_coarse(x: u128, shift: u32) -> u64 {
-    let [first, _, d1, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
+    let [first, _, _, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
     let m = mul_lower;
-    m(m(m(first, d1), d2), m(m(d3, d4), m(m(d5, d6), d7)))
+    m(m(first, m(d2, d3)), m(m(d4, d5), m(d6, d7)))
 }
 
 /// The lower bounds of the factors of `exp(−x/2^shift)`: the whole part's (0 from 64
