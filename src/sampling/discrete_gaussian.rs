@@ -99,9 +99,11 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// **Timing.** Outside `F` the number of words, proposals and table look-ups does not
 /// depend on the sample. For `t ≤ 1024` the acceptance band of every proposal that
 /// occurs with probability above `2⁻⁵⁰` is read from a table built at construction
-/// (the same bands as computed, so the same decisions); beyond it, and for larger
-/// `t`, the acceptance test computes its bracket — at integer σ from 64-bit squares
-/// (capped, with no product, from `|x − t| ≥ 12t` on); otherwise with 128-bit
+/// (the same bands as computed, so the same decisions; the look-up's address follows
+/// `|Y|`, and so does whether it hits the cache: a dudect-style test at σ = 1000 sees
+/// the difference, see the README); beyond it, and for larger `t`, the acceptance
+/// test computes its bracket — at integer σ from a 64-bit square (capped, with no
+/// product, from `|x − t| ≥ 12t` on); otherwise with 128-bit
 /// arithmetic (while `D` and the proposal's offset fit 64 bits), a 256-bit square
 /// (while `x·t·den < 2¹²⁸`) or 512-bit products: which one depends on the size of the
 /// proposal, so that timing is not constant (all give certified brackets; the last
