@@ -571,6 +571,21 @@ mod tests {
     use super::*;
     use crate::sampling::certified::exp_neg_big;
 
+    /// `lo ≤ 2⁶³·n/d`, and `2⁶³·n/d ≤ hi` unless the upper end is capped.
+    fn assert_holds((lo, hi): (u128, u128), (n, d): (&Big, &Big), uncapped: bool, label: &str) {
+        let scaled = n.shl(63);
+        assert!(
+            Big::from_u128(lo).mul(d).cmp(&scaled).is_le(),
+            "{label}: lower end too high"
+        );
+        if uncapped {
+            assert!(
+                scaled.cmp(&Big::from_u128(hi).mul(d)).is_le(),
+                "{label}: upper end too low"
+            );
+        }
+    }
+
     /// The 256-bit path of the acceptance bracket gives exactly the 512-bit path's
     /// bracket, and both contain the exact `2⁶³·γ` (arbitrary precision) within 130
     /// units, on random and extreme proposals, for integer, rational and huge variances.
@@ -609,18 +624,13 @@ mod tests {
                 // The bracket holds the exact 2⁶³·γ = 2⁶³·N/D (N = a², D as built), is at
                 // most 130 units wide, and only a capped upper end may fall short.
                 let (n, d) = noise.exact_gamma(x);
-                let scaled = n.shl(63);
-                assert!(
-                    Big::from_u128(x_lo).mul(&d).cmp(&scaled).is_le(),
-                    "σ² = {num}/{den}, x = {x}: x_lo too high"
+                assert_holds(
+                    (x_lo, x_hi),
+                    (&n, &d),
+                    x_hi < CAPPED,
+                    &format!("σ² = {num}/{den}, x = {x}"),
                 );
-                if x_hi < CAPPED {
-                    assert!(
-                        scaled.cmp(&Big::from_u128(x_hi).mul(&d)).is_le(),
-                        "σ² = {num}/{den}, x = {x}: x_hi too low"
-                    );
-                    inside += 1;
-                }
+                inside += usize::from(x_hi < CAPPED);
                 assert!(x_hi - x_lo <= 130, "σ² = {num}/{den}, x = {x}: {}", x_hi - x_lo);
             }
             assert!(inside > 0, "σ² = {num}/{den}: no uncapped proposal");
@@ -670,17 +680,12 @@ mod tests {
                 let (e_lo, e_hi) = noise.exponent_bracket(x);
                 let (g_lo, g_hi) = noise.bracket(x);
                 let (n, d) = noise.exact(x);
-                let scaled = n.shl(63);
-                assert!(
-                    Big::from_u128(e_lo).mul(&d).cmp(&scaled).is_le(),
-                    "σ² = {num}/{den}, x = {x}: e_lo too high"
+                assert_holds(
+                    (e_lo, e_hi),
+                    (&n, &d),
+                    g_hi < CAPPED,
+                    &format!("σ² = {num}/{den}, x = {x}"),
                 );
-                if g_hi < CAPPED {
-                    assert!(
-                        scaled.cmp(&Big::from_u128(e_hi).mul(&d)).is_le(),
-                        "σ² = {num}/{den}, x = {x}: e_hi too low"
-                    );
-                }
                 // The band holds 2⁶⁴·exp(−exact exponent): below ≤ it ≤ above + 1.
                 let (below, above) = noise.band(x);
                 let e = exp_neg_big(&n, &d, 256);
