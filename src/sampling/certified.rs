@@ -24,11 +24,6 @@ impl Big {
         Big(vec![x as u64, (x >> 64) as u64]).normalized()
     }
 
-    /// From little-endian 64-bit limbs.
-    pub(crate) fn from_limbs(limbs: &[u64]) -> Self {
-        Big(limbs.to_vec()).normalized()
-    }
-
     /// `2ⁿ`.
     pub(crate) fn pow2(n: u64) -> Self {
         Big::from_u128(1).shl(n)
@@ -215,7 +210,7 @@ impl Big {
         }
     }
 
-    fn bit_len(&self) -> u64 {
+    pub(crate) fn bit_len(&self) -> u64 {
         match self.0.last() {
             None => 0,
             Some(&top) => 64 * (self.0.len() as u64 - 1) + (64 - top.leading_zeros() as u64),
@@ -251,7 +246,7 @@ pub(crate) struct Interval {
 }
 
 impl Interval {
-    fn exact(x: Big) -> Self {
+    pub(crate) fn exact(x: Big) -> Self {
         Self { lo: x.clone(), hi: x }
     }
 
@@ -521,6 +516,53 @@ impl Threshold {
 /// Precision of the construction-time enclosures (fractional bits).
 const CONSTRUCTION_BITS: u64 = 192;
 
+/// Positive weights `w_0, …, w_(K−1)` whose suffix sums `S_c = Σ_(j ≥ c) w_j` define
+/// the thresholds `C_c = S_c/S_0` of a complete [`Cdt`] (so `Pr[X = j] = w_j/S_0`):
+/// certified enclosures at any precision, for the exact comparisons.
+pub(crate) trait Weights: core::fmt::Debug + Send + Sync {
+    /// `[S_0, S_1, …, S_(K−1)]`, each a certified enclosure with `p` fractional bits
+    /// (any common scale: only the ratios matter), narrowing to the exact sums as `p`
+    /// grows.
+    fn suffix_sums(&self, p: u64) -> Vec<Interval>;
+}
+
+/// The thresholds of a [`Cdt`].
+#[derive(Clone, Debug)]
+enum Thresholds {
+    /// Geometric: closed-form powers (see [`Threshold`]).
+    Geometric(Threshold),
+    /// Ratios of suffix sums of certified weights.
+    Weighted(std::sync::Arc<dyn Weights>),
+}
+
+impl Thresholds {
+    /// `U < C_c`, exactly (see [`Threshold::exact_less`]).
+    fn exact_less<R: CryptoRng + ?Sized>(
+        &self,
+        u: &mut LazyUniform,
+        c: u64,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        match self {
+            Thresholds::Geometric(threshold) => threshold.exact_less(u, c, bits),
+            Thresholds::Weighted(weights) => loop {
+                // U < S_c/S_0 ⇔ U·S_0 < S_c; enclosures at precision len + 64.
+                let p = u.len + 64;
+                let sums = weights.suffix_sums(p);
+                let (first, this) = (&sums[0], &sums[c as usize]);
+                let (u_lo, u_hi) = u.bounds(p);
+                if u_hi.mul(&first.hi).cmp(&this.lo.shl(p)) != Ordering::Greater {
+                    return true;
+                }
+                if u_lo.mul(&first.lo).cmp(&this.hi.shl(p)) != Ordering::Less {
+                    return false;
+                }
+                u.extend(bits);
+            },
+        }
+    }
+}
+
 /// A table for `X = #{c ≥ 1 : U < C_c}` (thresholds decreasing in `c`), so that
 /// `Pr[X ≥ c] = Pr[U < C_c] = C_c`. Each entry keeps two certified 64-bit bounds at the
 /// resolution `2^(−width)` of the first word of `U`:
@@ -534,7 +576,9 @@ const CONSTRUCTION_BITS: u64 = 192;
 /// enclosures are narrower than `2^(−width)`), checked at construction.
 #[derive(Clone, Debug)]
 pub(crate) struct Cdt {
-    threshold: Threshold,
+    thresholds: Thresholds,
+    /// `K` when the table is complete (`X ≤ K − 1`), `None` for an open geometric tail.
+    size: Option<u64>,
     width: u32,
     pub(crate) lo: Vec<u64>,
     pub(crate) hi: Vec<u64>,
@@ -717,6 +761,41 @@ impl Cdt {
             power = power.mul(&a, p);
             c += 1;
         }
+        Self::finish(Thresholds::Geometric(threshold), threshold.size, width, lo, hi)
+    }
+
+    /// The complete table of `C_c = S_c/S_0`, `c = 1 … K−1`, for `K` certified weights
+    /// (`X ∈ [0, K − 1]`, `Pr[X = j] = w_j/S_0`).
+    pub(crate) fn weighted(weights: std::sync::Arc<dyn Weights>, width: u32) -> Self {
+        let p = CONSTRUCTION_BITS;
+        let sums = weights.suffix_sums(p);
+        let size = sums.len() as u64;
+        let first = &sums[0];
+        // Reciprocals of S_0 with p + 64 significant bits, rounded outward: `2ᵉ/S_0` in
+        // `[inverse_lo, inverse_hi]`, so `C_c = S_c/S_0` lies in
+        // `[S_c.lo·inverse_lo, S_c.hi·inverse_hi]/2ᵉ` (two divisions per table).
+        let e = first.hi.bit_len() + p + 64;
+        let inverse_lo = Big::pow2(e).div_floor(&first.hi);
+        let inverse_hi = Big::pow2(e).div_ceil(&first.lo);
+        // From 2ᵉ to the table's 2^width: one shift.
+        let shift = e - width as u64;
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        for sum in &sums[1..] {
+            let l = sum.lo.mul(&inverse_lo).shr(shift).to_u128_sat();
+            let h_ceil = sum.hi.mul(&inverse_hi).shr_ceil(shift).to_u128_sat();
+            lo.push(l.min(u64::MAX as u128) as u64);
+            hi.push(h_ceil.saturating_sub(1).min(u64::MAX as u128) as u64);
+        }
+        Self::finish(Thresholds::Weighted(weights), Some(size), width, lo, hi)
+    }
+
+    fn finish(
+        thresholds: Thresholds,
+        size: Option<u64>,
+        width: u32,
+        mut lo: Vec<u64>,
+        mut hi: Vec<u64>,
+    ) -> Self {
         // Keep the certificates monotone (lowering a lower bound or raising an upper
         // bound keeps it valid), so that counts are partition points.
         for i in 1..lo.len() {
@@ -727,7 +806,8 @@ impl Cdt {
         }
         let guide = Guide::new(&lo, width);
         Self {
-            threshold,
+            thresholds,
+            size,
             width,
             lo,
             hi,
@@ -769,7 +849,7 @@ impl Cdt {
         let decided = match self.hi.get(certain) {
             Some(&h) => u > h,
             // Past the last entry: bounded tables are complete; the open tail is not.
-            None => self.threshold.size.is_some(),
+            None => self.size.is_some(),
         };
         if decided {
             Ok(certain as u64)
@@ -798,10 +878,10 @@ impl Cdt {
         let mut lazy = LazyUniform::new(u, self.width as u64);
         let mut x = certain;
         loop {
-            if self.threshold.size.is_some_and(|k| x + 1 >= k) {
+            if self.size.is_some_and(|k| x + 1 >= k) {
                 return x;
             }
-            if !self.threshold.exact_less(&mut lazy, x + 1, bits) {
+            if !self.thresholds.exact_less(&mut lazy, x + 1, bits) {
                 return x;
             }
             x += 1;
@@ -818,7 +898,7 @@ impl Cdt {
         bits: &mut BitSource<'_, R>,
     ) -> bool {
         let mut lazy = LazyUniform::new(u, self.width as u64);
-        self.threshold.exact_less(&mut lazy, c, bits)
+        self.thresholds.exact_less(&mut lazy, c, bits)
     }
 
     /// Whether the certain count comes from a guide table.
@@ -836,7 +916,7 @@ impl Cdt {
     /// The number of thresholds, `K − 1` for a truncated table.
     #[cfg(test)]
     pub(crate) fn bound(&self) -> Option<u64> {
-        self.threshold.size.map(|k| k - 1)
+        self.size.map(|k| k - 1)
     }
 }
 

@@ -4,16 +4,12 @@
 
 use super::certified::{Big, Cdt, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
 use super::fixed_exp::{BUILD_BITS, Entry, powers};
-use super::{BitSource, Rational};
+use super::{BitSource, Rational, TableCache, cached};
 use rand_core::CryptoRng;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
-/// Tables built so far, by scale: a deterministic function of public parameters, so
-/// sharing them changes nothing but the construction time. Cleared when full.
-static CACHE: OnceLock<Mutex<HashMap<Rational, Arc<Tables>>>> = OnceLock::new();
-/// Most scales kept in [`CACHE`].
-const CACHE_CAPACITY: usize = 256;
+/// Tables built so far, by scale.
+static CACHE: TableCache<Rational, Tables> = OnceLock::new();
 
 /// Up to this many bits of `R`, the acceptance uniform shares `R`'s word (its other
 /// `64 − m` bits); above, it has a word of its own.
@@ -107,17 +103,17 @@ pub struct DiscreteLaplace {
 /// One trial of [`DiscreteLaplace`] for `τ ≥ 16`, before `R`'s acceptance (see
 /// [`DiscreteLaplace::draw_trial`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Trial {
+struct Trial {
     /// The sign; (negative, 0) must be rejected.
-    pub(crate) negative: bool,
+    negative: bool,
     /// `G = M·Q + R`.
-    pub(crate) magnitude: u128,
+    magnitude: u128,
     /// `R`.
-    pub(crate) remainder: u64,
+    remainder: u64,
     /// The first `uniform_bits` bits of the acceptance uniform `V`.
-    pub(crate) uniform: u64,
+    uniform: u64,
     /// 0 when `M = 1` (nothing to accept), `64 − m` when `V` shares `R`'s word, else 64.
-    pub(crate) uniform_bits: u32,
+    uniform_bits: u32,
 }
 
 struct Tables {
@@ -176,21 +172,7 @@ impl DiscreteLaplace {
     /// The tables are a function of `τ` alone and are shared, through a process-wide
     /// cache of the last 256 scales, by every sampler of the same scale.
     pub fn new(scale: Rational) -> Self {
-        let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-        let cached = cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&scale)
-            .cloned();
-        let tables = cached.unwrap_or_else(|| {
-            let tables = Arc::new(Tables::new(scale));
-            let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if map.len() >= CACHE_CAPACITY {
-                map.clear();
-            }
-            map.insert(scale, Arc::clone(&tables));
-            tables
-        });
+        let tables = cached(&CACHE, scale, || Tables::new(scale));
         Self { scale, tables }
     }
 }
@@ -363,13 +345,11 @@ impl DiscreteLaplace {
         (accepted, trial.negative, trial.magnitude)
     }
 
-    /// The fixed words of one trial, decoded, with `R`'s acceptance left to the caller:
-    /// the sign, `G = M·Q + R`, `R`, and the first bits of the uniform `V` that is to
-    /// be compared with `αᴿ` (none when `M = 1`). A sampler that accepts its proposal
-    /// with a probability of its own, `p(G)`, may compare `V` once with `αᴿ·p(G)`
-    /// instead of twice (see [`DiscreteGaussian`](super::DiscreteGaussian)).
+    /// The fixed words of one trial, decoded, with `R`'s acceptance left to
+    /// [`trial`](Self::trial): the sign, `G = M·Q + R`, `R`, and the first bits of the
+    /// uniform `V` that is to be compared with `αᴿ` (none when `M = 1`).
     #[inline(always)]
-    pub(crate) fn draw_trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> Trial {
+    fn draw_trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> Trial {
         let tables = &*self.tables;
         let m = tables.block_bits;
         let first = bits.word();
@@ -390,11 +370,6 @@ impl DiscreteLaplace {
             uniform,
             uniform_bits,
         }
-    }
-
-    /// `M − 1` (`G = M·Q + R`, `R = G & (M − 1)`): 0 when `M = 1`, below `τ = 64`.
-    pub(crate) fn block_mask(&self) -> u64 {
-        (1u64 << self.tables.block_bits) - 1
     }
 
     /// One sample, saturating to the `i64` range.

@@ -248,77 +248,6 @@ fn ratio_bounds(n: u128, d: u128, truncated: bool) -> (u128, u128) {
     }
 }
 
-/// Bounds of `2⁶³·a/d` for one fixed denominator `d ∈ [1, 2⁶⁴)` by one multiplication
-/// with a precomputed reciprocal instead of a division: with `b` the bit length of `d`
-/// and `R = ⌊2⁶³⁺ᵇ/d⌋ ∈ (2⁶³, 2⁶⁴]`, `R ≤ 2⁶³⁺ᵇ/d < R + 1` gives
-/// `L = ⌊a·R/2ᵇ⌋ ≤ 2⁶³·a/d < a·R/2ᵇ + a/2ᵇ < L + 1 + ⌊a/2ᵇ⌋ + 1`: the bracket
-/// `[L, L + ⌊a/2ᵇ⌋ + 2]`, at most 65 units wide for `a < 64·d` (larger `a` is capped:
-/// `exp(−γ) < 2⁻⁹²` there anyway).
-/// `64·2⁶³`, both bounds of [`Reciprocal::bounds`] from `a ≥ 64·d` on.
-const RECIPROCAL_CAP: u128 = 64 << 63;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Reciprocal {
-    /// `64·d`: numerators from here on are capped.
-    cap: u128,
-    /// `R = ⌊2⁶³⁺ᵇ/d⌋`.
-    r: u128,
-    /// `b`, the bit length of `d` (1..=64).
-    b: u32,
-}
-
-impl Reciprocal {
-    pub(crate) fn new(d: u64) -> Self {
-        debug_assert!(d >= 1);
-        let b = 64 - d.leading_zeros();
-        Self {
-            cap: 64 * d as u128,
-            r: (1u128 << (63 + b)) / d as u128,
-            b,
-        }
-    }
-
-    /// `(x_lo, x_hi)` with `x_lo ≤ 2⁶³·a/d ≤ x_hi` (both `64·2⁶³` when `a ≥ 64·d`).
-    #[inline]
-    pub(crate) fn bounds(&self, a: u128) -> (u128, u128) {
-        let lower = self.lower(a);
-        if a >= self.cap {
-            return (lower, lower);
-        }
-        (lower, self.upper_from(a, lower))
-    }
-
-    /// The lower bound of [`bounds`](Self::bounds) alone: `⌊a·R/2ᵇ⌋`.
-    #[inline]
-    pub(crate) fn lower(&self, a: u128) -> u128 {
-        if a >= self.cap {
-            return RECIPROCAL_CAP;
-        }
-        // a < 2⁷⁰ and R ≤ 2⁶⁴: a·R = a₁·R·2⁶⁴ + a₀·R with a₁ < 2⁶, both parts below
-        // 2¹²⁸, and the quotient below 2⁷¹.
-        let (a1, a0) = (a >> 64, a & u64::MAX as u128);
-        let low = a0 * self.r;
-        let high = (low >> 64) + a1 * self.r;
-        let b = self.b;
-        (high << (64 - b)) | ((low & u64::MAX as u128) >> b)
-    }
-
-    /// [`lower`](Self::lower) for a numerator below `2⁶⁴` and below `64·d` (not capped):
-    /// one product, `a·R < 2¹²⁸`.
-    #[inline]
-    pub(crate) fn lower_small(&self, a: u64) -> u128 {
-        debug_assert!(u128::from(a) < self.cap);
-        (u128::from(a) * self.r) >> self.b
-    }
-
-    /// The upper bound of [`bounds`](Self::bounds) from the lower one,
-    /// `L + ⌊a/2ᵇ⌋ + 2`, for `a < 64·d`.
-    #[inline]
-    pub(crate) fn upper_from(&self, a: u128, lower: u128) -> u128 {
-        lower + (a >> self.b) + 2
-    }
-}
-
 /// Bernoulli(`exp(−γ)`), exactly, for a rational `γ` known to lie in
 /// `[x_lo/2⁶³, x_hi/2⁶³]`, from one 64-bit word: the word is compared with the
 /// certified enclosures of `exp(−x_hi/2⁶³)` (below it: `U < exp(−γ)`) and
@@ -654,40 +583,6 @@ mod tests {
         }
         println!("decided {decided} words; widest band {widest}");
         assert!(decided >= 1_000_000 - 100, "{decided}");
-    }
-
-    /// The reciprocal bracket contains `2⁶³·a/d` (checked exactly) and is at most 66
-    /// units wide, over random denominators and numerators up to the cap.
-    #[test]
-    fn reciprocal_bounds_bracket_the_ratio() {
-        let mut rng = ChaCha20Rng::seed_from_u64(0xD8);
-        let mut widest = 0u128;
-        for case in 0..200_000u32 {
-            let d = match case % 5 {
-                0 => 1u64 << (rng.next_u32() % 64),
-                _ => (rng.next_u64() >> (rng.next_u32() % 64)).max(1),
-            };
-            let recip = Reciprocal::new(d);
-            let a = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) % (64 * d as u128 + 1);
-            let (lo, hi) = recip.bounds(a);
-            if a == 64 * d as u128 {
-                assert_eq!((lo, hi), (64 << 63, 64 << 63));
-                continue;
-            }
-            let scaled = Big::from_u128(a).shl(63);
-            let d_big = Big::from_u128(d as u128);
-            assert!(
-                Big::from_u128(lo).mul(&d_big).cmp(&scaled) != core::cmp::Ordering::Greater,
-                "{a}/{d}"
-            );
-            assert!(
-                Big::from_u128(hi).mul(&d_big).cmp(&scaled) != core::cmp::Ordering::Less,
-                "{a}/{d}"
-            );
-            widest = widest.max(hi - lo);
-            assert!(hi - lo <= 65, "{a}/{d}: {lo}..{hi}");
-        }
-        println!("widest reciprocal bracket: {widest} units");
     }
 
     /// Words planted inside the band take the exact fallback, and its answer agrees

@@ -14,7 +14,7 @@
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
 //! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2²⁶`) or 3 words per trial, `< 1.02` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
-//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | CKS20 Algorithm 3, one-word certified acceptance | < 2.5 proposals of (discrete Laplace words + 1) |
+//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `≈ 1.03` trials |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
@@ -54,6 +54,35 @@ pub use uniform::uniform_below;
 pub(crate) use uniform::uniform_below_bits;
 
 use crate::Error;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A process-wide cache of tables that are a deterministic function of public
+/// parameters (sharing them changes nothing but the construction time).
+pub(crate) type TableCache<K, V> = OnceLock<Mutex<HashMap<K, Arc<V>>>>;
+
+/// Most entries kept in a [`TableCache`]; it is cleared when full.
+const CACHE_CAPACITY: usize = 256;
+
+/// The tables for `key` from `cache`, built by `build` (outside the lock) when absent.
+pub(crate) fn cached<K: Hash + Eq, V>(cache: &TableCache<K, V>, key: K, build: impl FnOnce() -> V) -> Arc<V> {
+    let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
+    let found = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(&key)
+        .cloned();
+    found.unwrap_or_else(|| {
+        let tables = Arc::new(build());
+        let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if map.len() >= CACHE_CAPACITY {
+            map.clear();
+        }
+        map.insert(key, Arc::clone(&tables));
+        tables
+    })
+}
 
 /// A positive rational number `num/den` with 64-bit parts, used for noise scales.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
