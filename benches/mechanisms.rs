@@ -106,6 +106,22 @@ fn gaussian_release(c: &mut Criterion) {
     group.bench_function("Gaussian::analytic", |b| {
         b.iter(|| Gaussian::analytic(1.0, black_box(1.0), 1e-6).unwrap())
     });
+    // Distinct parameters each time, so no cache hits: the calibration, and the discrete
+    // Gaussian's certified block table of its σ².
+    let mut epsilon = 1.0f64;
+    group.bench_function("Gaussian::analytic_uncached", |b| {
+        b.iter(|| {
+            epsilon = epsilon.next_up();
+            Gaussian::analytic(1.0, black_box(epsilon), 1e-6).unwrap()
+        })
+    });
+    let mut variance = 1_000_000u128;
+    group.bench_function("DiscreteGaussian::from_ratio_uncached_sigma_1000", |b| {
+        b.iter(|| {
+            variance += 1;
+            DiscreteGaussian::from_ratio(black_box(variance), 1).unwrap()
+        })
+    });
     group.finish();
 }
 

@@ -450,8 +450,8 @@ fn timing_diagnostic_welch_t() {
     classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
         looping_discrete_gaussian(100, &mut rng)
     });
-    // From t = 64 on one uniform decides both acceptances: σ = 1000 (band table) and
-    // σ = 2⁴⁰ (bands computed at integer σ).
+    // From t = 64 on, blocks and rejection within a block: σ = 1000 (2 words per trial)
+    // and σ = 2⁴⁰ (3 words per trial).
     for (variance, sigma) in [(1_000_000u128, 1000.0), (1 << 80, 2f64.powi(40))] {
         let noise = dpmech::sampling::DiscreteGaussian::from_ratio(variance, 1).unwrap();
         classify(

@@ -76,17 +76,17 @@ fn draw(noise: &DiscreteGaussian, seed: u64) -> Vec<i128> {
 
 #[test]
 fn discrete_gaussian_matches_its_exact_pmf() {
-    // (σ² as num/den, label). The last two use a huge denominator, which forces the
-    // 512-bit acceptance path at small σ where the exact pmf is known.
+    // (σ² as num/den, label). The last two use a huge denominator (the table's weights
+    // from wide rationals) at small σ where the exact pmf is known.
     let cases: [(u128, u64, &str); 8] = [
         (1, 1, "σ = 1"),
         (9, 1, "σ = 3"),
         (100, 1, "σ = 10"),
         (1_000_000, 1, "σ = 1000"),
-        (1_000_007, 1, "σ² = 1000007 (t = 1001, general bracket)"),
+        (1_000_007, 1, "σ² = 1000007 (t = 1001, M = 16)"),
         (1, 4, "σ = 1/2"),
-        (10u128 << 60, 1 << 60, "σ² = 10 (wide path)"),
-        (7u128 << 62, 3 << 60, "σ² = 28/3 (wide path)"),
+        (10u128 << 60, 1 << 60, "σ² = 10 (den = 2⁶⁰)"),
+        (7u128 << 62, 3 << 60, "σ² = 28/3 (den = 3·2⁶⁰)"),
     ];
     for (i, (num, den, label)) in cases.into_iter().enumerate() {
         let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
@@ -108,7 +108,7 @@ fn discrete_gaussian_matches_its_exact_pmf() {
 
 #[test]
 fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
-    // σ = 2⁴⁰ (the wide path with den = 1). At this σ the discrete and continuous bin
+    // σ = 2⁴⁰ (3 words per trial). At this σ the discrete and continuous bin
     // probabilities differ by < 1e-12 (Euler–Maclaurin/Poisson summation), far below
     // what 1e5 samples resolve; the continuity-corrected normal CDF is the oracle.
     let sigma = (1u64 << 40) as f64;

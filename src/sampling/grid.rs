@@ -154,6 +154,45 @@ mod tests {
         }
     }
 
+    /// The rounding equals the definition (`f64::round`, half away from zero, of the
+    /// exact quotient, then an exact integer conversion) on random values of every
+    /// magnitude (both branches), ties and near-ties, and subnormals.
+    #[test]
+    fn units_match_the_rounding_definition() {
+        let reference = |grid: Grid, value: f64| -> i128 {
+            let bound = grid.clamp_bound();
+            (value.clamp(-bound, bound) * pow2(-grid.exponent())).round() as i128
+        };
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for k in [-1022, -1000, -60, -40, -2, 0, 3, 40, 500, 900] {
+            let grid = Grid::new(k);
+            let g = grid.granularity();
+            for _ in 0..20_000 {
+                let bits = next();
+                // Random magnitudes around the grid: 2^(k − 60) … 2^(k + 110).
+                let exponent = (k - 60 + (bits % 171) as i32).clamp(-1074, 1023);
+                let value = f64::from_bits(next() >> 12 | 0x3ff0_0000_0000_0000)
+                    * 2f64.powi(exponent.max(-1022))
+                    * if bits >> 63 == 1 { -1.0 } else { 1.0 };
+                assert_eq!(grid.to_units(value), reference(grid, value), "k = {k}, {value:e}");
+                // Ties and their neighbours: (n + ½)·g.
+                let tie = ((bits >> 20) % (1 << 40)) as f64 * g + g / 2.0;
+                for v in [tie, tie.next_up(), tie.next_down(), -tie] {
+                    assert_eq!(grid.to_units(v), reference(grid, v), "k = {k}, {v:e}");
+                }
+            }
+            for v in [0.0, -0.0, 5e-324, -5e-324, f64::MIN_POSITIVE, f64::MAX, f64::MIN] {
+                assert_eq!(grid.to_units(v), reference(grid, v), "k = {k}, {v:e}");
+            }
+        }
+    }
+
     #[test]
     fn floor_log2_matches_definition() {
         for (x, e) in [
