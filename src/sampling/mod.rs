@@ -14,7 +14,7 @@
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
 //! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2²⁶`) or 3 words per trial, `< 1.02` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
-//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `≈ 1.03` trials |
+//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `< 1.013` trials |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
