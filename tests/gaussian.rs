@@ -69,9 +69,7 @@ fn fit(samples: &[i128], cdf: &dyn Fn(i128) -> f64, edges: &[i128]) -> common::C
 }
 
 fn draw(noise: &DiscreteGaussian, seed: u64) -> Vec<i128> {
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let mut bits = BitSource::new(&mut rng);
-    (0..N).map(|_| noise.sample_bits(&mut bits)).collect()
+    draw_n(noise, seed, N as usize)
 }
 
 #[test]
@@ -122,6 +120,48 @@ fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
     let result = fit(&samples, &cdf, &edges);
     println!("discrete Gaussian σ = 2^40: {result:?}");
     assert!(result.passes(), "{result:?}");
+}
+
+/// The ends of the supported range sample without overflow (tests run with overflow
+/// checks) and with the right second moment: σ² = 2¹²⁴ (σ = 2⁶², 3 words per trial,
+/// values beyond `i64`), a rational σ² = 2¹²⁴/3, σ² = 2⁵² (m = 21, the first size
+/// with a word of its own for `V`) and σ² = 2⁻⁶⁰ (almost always 0). `E[Z²]/σ²`
+/// within 5 standard errors of 1 (its standard error is `√(2/n)` to within 1 % for
+/// σ ≥ 2²⁶, where the discrete and continuous moments agree), and `|mean| ≤ 5σ/√n`.
+#[test]
+fn discrete_gaussian_samples_at_the_ends_of_its_range() {
+    let n = 20_000usize;
+    for (num, den, seed) in [
+        (1u128 << 124, 1u64, 3400u64),
+        (1 << 124, 3, 3401),
+        (1 << 52, 1, 3402),
+    ] {
+        let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+        let sigma_squared = num as f64 / den as f64;
+        let samples = draw_n(&noise, seed, n);
+        let mean = samples.iter().map(|&z| z as f64).sum::<f64>() / n as f64;
+        let second = samples.iter().map(|&z| (z as f64).powi(2)).sum::<f64>() / n as f64;
+        let ratio = second / sigma_squared;
+        let z = (ratio - 1.0) / (2.0 / n as f64).sqrt();
+        println!(
+            "σ² = {num}/{den}: E[Z²]/σ² = {ratio:.4} (z = {z:.2}), mean/σ = {:.4}",
+            mean / sigma_squared.sqrt()
+        );
+        assert!(z.abs() <= 5.0, "σ² = {num}/{den}: E[Z²]/σ² = {ratio}");
+        assert!(
+            mean.abs() <= 5.0 * (sigma_squared / n as f64).sqrt(),
+            "σ² = {num}/{den}: mean {mean}"
+        );
+    }
+    // σ² = 2⁻⁶⁰: Pr[Z ≠ 0] = 2·e^(−2⁵⁹)/… — every sample is 0.
+    let tiny = DiscreteGaussian::from_ratio(1, 1 << 60).unwrap();
+    assert!(draw_n(&tiny, 3403, n).iter().all(|&z| z == 0));
+}
+
+fn draw_n(noise: &DiscreteGaussian, seed: u64, n: usize) -> Vec<i128> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut bits = BitSource::new(&mut rng);
+    (0..n).map(|_| noise.sample_bits(&mut bits)).collect()
 }
 
 /// From `t = 64` on, a trial draws a block `Q` of `M` integers and `R` uniform in it,
