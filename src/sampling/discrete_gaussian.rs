@@ -143,8 +143,6 @@ struct Tables {
     block_bits: u32,
     /// `K`, the number of regular blocks; `Q = K` is the tail block.
     blocks: u64,
-    /// `M = 1`: the table is that of `|Z|` and the sign a separate bit.
-    two_sided: bool,
     /// The table of `Q` (63-bit words).
     table: Cdt,
     /// `Q₆₄ = ⌊2ˢ/(2σ²)⌋ ∈ [2⁶³, 2⁶⁴)` (unused when `M = 1`).
@@ -166,7 +164,13 @@ struct BlockWeights {
     t: u64,
     block_bits: u32,
     blocks: u64,
-    two_sided: bool,
+}
+
+impl BlockWeights {
+    /// `M = 1` (below `t = 64`): the table is that of `|Z|`, the sign a separate bit.
+    fn two_sided(&self) -> bool {
+        self.block_bits == 0
+    }
 }
 
 impl Weights for BlockWeights {
@@ -188,7 +192,7 @@ impl Weights for BlockWeights {
         };
         let mut weights = Vec::with_capacity(self.blocks as usize + 1);
         for j in 0..self.blocks {
-            weights.push(match (self.two_sided, j) {
+            weights.push(match (self.two_sided(), j) {
                 (true, 0) => h.clone(),
                 (true, _) => scale(&h, 1),
                 (false, _) => scale(&h, u64::from(self.block_bits)),
@@ -204,7 +208,7 @@ impl Weights for BlockWeights {
             hi: square.div_ceil(&one.sub_sat(&a.hi)),
         };
         let tail = h.mul(&inverse, wp);
-        weights.push(if self.two_sided { scale(&tail, 1) } else { tail });
+        weights.push(if self.two_sided() { scale(&tail, 1) } else { tail });
         let mut sums = weights;
         for j in (0..sums.len() - 1).rev() {
             sums[j] = Interval {
@@ -218,13 +222,8 @@ impl Weights for BlockWeights {
 
 impl Tables {
     fn new(num: u128, den: u64, t: u64) -> Self {
-        let two_sided = t < 64;
         // M = 1 below t = 64; above, the largest power of two ≤ t/32.
-        let block_bits = if two_sided {
-            0
-        } else {
-            63 - (t / 32).leading_zeros()
-        };
+        let block_bits = if t < 64 { 0 } else { 63 - (t / 32).leading_zeros() };
         let blocks = (10 * u128::from(t)).div_ceil(1u128 << block_bits) as u64;
         let weights = Arc::new(BlockWeights {
             num,
@@ -232,14 +231,12 @@ impl Tables {
             t,
             block_bits,
             blocks,
-            two_sided,
         });
         let table = Cdt::weighted(weights.clone(), 63);
-        let (rate, rate_shift) = if two_sided { (0, 0) } else { rate(num, den) };
+        let (rate, rate_shift) = if block_bits == 0 { (0, 0) } else { rate(num, den) };
         Tables {
             block_bits,
             blocks,
-            two_sided,
             table,
             rate,
             rate_shift,
@@ -362,7 +359,7 @@ impl DiscreteGaussian {
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
         let tables = &*self.tables;
-        if tables.two_sided {
+        if tables.block_bits == 0 {
             // t < 64: one word, the sign (top bit) and |Z| by inversion; a zero ignores
             // the sign.
             loop {
@@ -509,7 +506,7 @@ mod tests {
             let (t, m, k) = (u128::from(noise.t), tables.block_bits, u128::from(tables.blocks));
             assert!(k <= 640, "σ² = {num}/{den}: K = {k}");
             assert!(k << m >= 10 * t, "σ² = {num}/{den}");
-            assert_eq!(tables.two_sided, t < 64);
+            assert_eq!(tables.block_bits == 0, t < 64);
             if t >= 64 {
                 assert!(32u128 << m <= t && t < 64u128 << m, "σ² = {num}/{den}");
             }
@@ -542,7 +539,7 @@ mod tests {
             hi: x.hi.shl(bits),
         };
         let mut weights: Vec<Interval> = (0..k)
-            .map(|j| match (tables.two_sided, j) {
+            .map(|j| match (tables.block_bits == 0, j) {
                 (true, 0) => h(0),
                 (true, _) => times(&h(j), 1),
                 (false, _) => times(&h(j), m),
@@ -554,7 +551,7 @@ mod tests {
             lo: Big::pow2(2 * p).div_floor(&one.sub_sat(&a.lo)),
             hi: Big::pow2(2 * p).div_ceil(&one.sub_sat(&a.hi)),
         };
-        weights.push(times(&h(k).mul(&inverse, p), u64::from(tables.two_sided)));
+        weights.push(times(&h(k).mul(&inverse, p), u64::from(tables.block_bits == 0)));
         let (mut lo_sum, mut hi_sum) = (Big::zero(), Big::zero());
         let mut suffix = Vec::new();
         for w in weights.iter().rev() {
@@ -718,7 +715,7 @@ mod tests {
         for (num, den) in variances() {
             let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
             let tables = &*noise.tables;
-            if tables.two_sided {
+            if tables.block_bits == 0 {
                 continue;
             }
             let (m, k) = (tables.block_bits, tables.blocks);
