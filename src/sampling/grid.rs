@@ -77,9 +77,21 @@ impl Grid {
     /// `units · g` as an `f64`: exact when `|units| < 2⁵³`, otherwise the nearest `f64`,
     /// which is still a multiple of `g` (rounding an already private integer is
     /// post-processing and costs no privacy).
+    ///
+    /// The one branch, `|units| < 2⁵³` (one integer conversion instruction) or not (the
+    /// two-halves conversion of [`integer_to_f64`]), is a function of the returned value
+    /// alone: below `2⁵³` the conversion is exact, and from `2⁵³` on the rounded value is
+    /// at least `2⁵³` (rounding is monotone and `2⁵³` is an `f64`). So its timing reveals
+    /// nothing the output does not.
     #[inline]
     pub fn from_units(&self, units: i128) -> f64 {
-        integer_to_f64(units) * self.granularity()
+        const EXACT: u128 = 1 << 53;
+        let value = if units.unsigned_abs() < EXACT {
+            units as i64 as f64
+        } else {
+            integer_to_f64(units)
+        };
+        value * self.granularity()
     }
 }
 
