@@ -821,6 +821,12 @@ impl Cdt {
         self.lo.len()
     }
 
+    /// The bits of the first word of `U` that the table reads.
+    #[cfg(test)]
+    pub(crate) fn width(&self) -> u32 {
+        self.width
+    }
+
     /// The largest number of first words `u` left undecided by any single entry
     /// (`hi[c] − lo[c] + 1`); 2 or less by construction.
     #[cfg(test)]
