@@ -63,11 +63,15 @@ impl Grid {
         let scaled = clamped * pow2(-self.exponent);
         if scaled.abs() < I64_RANGE {
             // Round half away from zero without `f64::round` (a library call on
-            // baseline x86-64): truncate with one instruction, then `scaled − whole`
-            // is exact, and the adjustment is branch-free.
-            let whole = scaled as i64;
-            let fraction = scaled - whole as f64;
-            (whole + i64::from(fraction >= 0.5) - i64::from(fraction <= -0.5)) as i128
+            // baseline x86-64): add the largest double below ½ with the sign of
+            // `scaled`, and truncate: one addition and one truncation, branch-free.
+            // (Adding ½ itself would round 0.49999999999999994 up to 1. With the
+            // offset 2⁻⁵⁴ below ½, a tie `k + ½` sums to `k + 1 − 2⁻⁵⁴`, which rounds
+            // to `k + 1`, while every value below the tie stays below `k + 1`.) The
+            // tests compare it with the definition on every magnitude, ties and
+            // near-ties (`units_match_the_rounding_definition`).
+            const BELOW_HALF: f64 = 0.499_999_999_999_999_94;
+            (scaled + BELOW_HALF.copysign(scaled)) as i64 as i128
         } else {
             // |scaled| ≥ 2^63 is already an integer.
             scaled as i128
