@@ -657,21 +657,42 @@ struct Guide {
     base: Vec<u16>,
     /// `lo` followed by `MAX_SPAN` zeros (no word is below 0).
     padded: Vec<u64>,
+    /// `hi[c] + 1` (the first word above entry `c`'s undecided words) followed by
+    /// `MAX_SPAN + 1` copies of the verdict past the last entry: 0 for a complete table
+    /// (every word is decided), `u64::MAX` for an open tail (no word is; words have at
+    /// most 63 bits). A look-up reads the `MAX_SPAN + 1` candidates next to its base at
+    /// once, so the decision waits for one dependent read fewer.
+    decide: Vec<u64>,
 }
 
 impl Guide {
     /// The guide of a table, if every bucket of one of the two kinds straddles at most
     /// `MAX_SPAN` entries.
-    fn new(lo: &[u64], width: u32) -> Option<Self> {
-        if lo.len() >= usize::from(u16::MAX) || width < GUIDE_BITS {
+    fn new(lo: &[u64], hi: &[u64], complete: bool, width: u32) -> Option<Self> {
+        if lo.len() >= usize::from(u16::MAX) || !(GUIDE_BITS..=63).contains(&width) {
             return None;
         }
+        // hi < 2^width ≤ 2⁶³, so hi + 1 does not overflow.
+        let past_the_end = if complete { 0 } else { u64::MAX };
+        let decide: Vec<u64> = hi
+            .iter()
+            .map(|&h| h + 1)
+            .chain(std::iter::repeat_n(past_the_end, MAX_SPAN + 1))
+            .collect();
         [Buckets::Linear(width - GUIDE_BITS), Buckets::Log]
             .into_iter()
             .find_map(|buckets| Self::with(lo, width, buckets))
+            .map(|(buckets, base, padded)| Guide {
+                buckets,
+                base,
+                padded,
+                decide,
+            })
     }
 
-    fn with(lo: &[u64], width: u32, buckets: Buckets) -> Option<Self> {
+    /// The buckets, their bases and the padded `lo`, if every bucket straddles at most
+    /// `MAX_SPAN` entries.
+    fn with(lo: &[u64], width: u32, buckets: Buckets) -> Option<(Buckets, Vec<u16>, Vec<u64>)> {
         // `count(u) = #{c : u < lo[c]}` falls as `u` grows (`lo` is non-increasing), and
         // the buckets come in increasing word order: one merge instead of two binary
         // searches per bucket.
@@ -695,22 +716,23 @@ impl Guide {
         }
         let mut padded = lo.to_vec();
         padded.resize(lo.len() + MAX_SPAN, 0);
-        Some(Guide {
-            buckets,
-            base,
-            padded,
-        })
+        Some((buckets, base, padded))
     }
 
-    /// Always `MAX_SPAN` comparisons: entries past the bucket's own span are at most
-    /// the bucket's first word, so they never count.
+    /// The certain count and whether `u` decides the table ([`Cdt::fast`]). Always
+    /// `MAX_SPAN` comparisons: entries past the bucket's own span are at most the
+    /// bucket's first word, so they never count.
     #[inline(always)]
-    fn count(&self, u: u64) -> usize {
+    fn locate(&self, u: u64) -> (usize, bool) {
         let base = usize::from(self.base[self.buckets.of(u)]);
-        let window: &[u64; MAX_SPAN] = self.padded[base..base + MAX_SPAN]
+        let lower: &[u64; MAX_SPAN] = self.padded[base..base + MAX_SPAN]
             .try_into()
             .expect("padded by MAX_SPAN");
-        base + window.iter().map(|&l| usize::from(u < l)).sum::<usize>()
+        let bounds: &[u64; MAX_SPAN + 1] = self.decide[base..base + MAX_SPAN + 1]
+            .try_into()
+            .expect("padded by MAX_SPAN + 1");
+        let above = lower.iter().map(|&l| usize::from(u < l)).sum::<usize>();
+        (base + above, u >= bounds[above.min(MAX_SPAN)])
     }
 }
 
@@ -804,7 +826,7 @@ impl Cdt {
         for i in (0..hi.len().saturating_sub(1)).rev() {
             hi[i] = hi[i].max(hi[i + 1]);
         }
-        let guide = Guide::new(&lo, width);
+        let guide = Guide::new(&lo, &hi, size.is_some(), width);
         Self {
             thresholds,
             size,
@@ -848,19 +870,27 @@ impl Cdt {
         // u ≤ hi[c], so #{c : u ≤ hi[c]} ≥ certain, with equality iff the next entry
         // (if any) has u > hi[next]: one guide lookup or binary search, and one
         // comparison.
-        let certain = match &self.guide {
-            Some(guide) => guide.count(u),
-            None => self.lo.partition_point(|&l| u < l),
-        };
-        let decided = match self.hi.get(certain) {
-            Some(&h) => u > h,
-            // Past the last entry: bounded tables are complete; the open tail is not.
-            None => self.size.is_some(),
+        let (certain, decided) = match &self.guide {
+            Some(guide) => guide.locate(u),
+            None => {
+                let certain = self.lo.partition_point(|&l| u < l);
+                (certain, self.decided_at(u, certain))
+            }
         };
         if decided {
             Ok(certain as u64)
         } else {
             Err(certain as u64)
+        }
+    }
+
+    /// Whether `u`, of which `certain` thresholds are certainly above, decides the table:
+    /// `u > hi[certain]`, or past the last entry, the table is complete (the open tail
+    /// is not).
+    fn decided_at(&self, u: u64, certain: usize) -> bool {
+        match self.hi.get(certain) {
+            Some(&h) => u > h,
+            None => self.size.is_some(),
         }
     }
 
@@ -917,6 +947,13 @@ impl Cdt {
     #[cfg(test)]
     pub(crate) fn certain_by_search(&self, u: u64) -> u64 {
         self.lo.partition_point(|&l| u < l) as u64
+    }
+
+    /// Whether `u` decides the table, by binary search (the reference of the guide's
+    /// test).
+    #[cfg(test)]
+    pub(crate) fn decided_by_search(&self, u: u64) -> bool {
+        self.decided_at(u, self.certain_by_search(u) as usize)
     }
 
     /// The number of thresholds, `K − 1` for a truncated table.

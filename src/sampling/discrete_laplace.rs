@@ -277,13 +277,16 @@ impl Tables {
         len: u32,
         bits: &mut BitSource<'_, R>,
     ) -> bool {
-        let lo = u128::from(self.power_lower_bound(r));
+        let lo = self.power_lower_bound(r);
         let shift = 64 - len;
+        // (prefix + 1)·2^shift ≤ lo, in 64-bit arithmetic: V < (prefix + 1)/2^len ≤ αʳ.
+        // The common case (αᴿ > 0.969) first.
+        if prefix < lo >> shift {
+            return true;
+        }
+        let lo = u128::from(lo);
         let start = u128::from(prefix) << shift;
-        let end = (u128::from(prefix) + 1) << shift;
-        if end <= lo {
-            true // V < end/2⁶⁴ ≤ lo/2⁶⁴ ≤ αʳ
-        } else if start >= lo + self.power_width {
+        if start >= lo + self.power_width {
             false // V ≥ start/2⁶⁴ ≥ (lo + W)/2⁶⁴ ≥ αʳ
         } else {
             self.accept_exactly(r, prefix, len, bits)
@@ -702,7 +705,7 @@ mod tests {
         (x == 0 || less(x)) && (table.bound() == Some(x) || !less(x + 1))
     }
 
-    /// The guide tables give the same certain count as a binary search: on random
+    /// The guide tables give the same certain count and decision as a binary search: on random
     /// words, on both sides of every threshold bound and at every bucket edge (linear
     /// and logarithmic). Every table (`Q`, magnitude), at every scale, is guided.
     #[test]
@@ -742,11 +745,16 @@ mod tests {
                     }
                 }
                 for u in words {
-                    let fast = table.fast(u).unwrap_or_else(|c| c);
+                    let fast = table.fast(u);
                     assert_eq!(
-                        fast,
+                        fast.unwrap_or_else(|c| c),
                         table.certain_by_search(u),
                         "τ = {num}/{den}, table {i}, u = {u}"
+                    );
+                    assert_eq!(
+                        fast.is_ok(),
+                        table.decided_by_search(u),
+                        "τ = {num}/{den}, table {i}, u = {u}: decision"
                     );
                 }
             }
