@@ -83,7 +83,7 @@ impl Grid {
     /// post-processing and costs no privacy).
     ///
     /// The one branch, `|units| < 2⁵³` (one integer conversion instruction) or not (the
-    /// two-halves conversion of [`integer_to_f64`]), is a function of the returned value
+    /// two-halves conversion of `integer_to_f64`), is a function of the returned value
     /// alone: below `2⁵³` the conversion is exact, and from `2⁵³` on the rounded value is
     /// at least `2⁵³` (rounding is monotone and `2⁵³` is an `f64`). So its timing reveals
     /// nothing the output does not.
