@@ -167,7 +167,9 @@ const N: usize = 1_000_000;
 
 #[test]
 fn word_count_is_independent_of_the_noise_magnitude() {
-    for (i, tau) in [1u64, 10, 1_000_000].into_iter().enumerate() {
+    // τ = 2³⁵ + 3: a Laplace release (the grid g ≈ b·2⁻³⁵), two words per trial with R's
+    // low bits in the first word.
+    for (i, tau) in [1u64, 10, 1_000_000, (1 << 35) + 3].into_iter().enumerate() {
         let scale = Rational::new(tau, 1).unwrap();
         let new = DiscreteLaplace::new(scale);
         let one_sided = OneSidedGeometric::new(scale);

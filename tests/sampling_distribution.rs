@@ -36,7 +36,9 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
         (30, 1),             // τ = 30: the Q table alone (M = 1), per-integer bins
         (1000, 7),           // τ ≈ 142.9, non-dyadic
         (1_000_000, 1),      // τ = 1e6
-        (1u64 << 41 | 3, 1), // τ ≈ 2^41, as used by the Laplace mechanism
+        (1u64 << 35 | 3, 1), // τ ≈ 2^35, a Laplace release: R's low 8 bits in the first word
+        (1u64 << 37 | 1, 1), // τ ≈ 2^37: m = 32, the first three-word scale
+        (1u64 << 41 | 3, 1), // τ ≈ 2^41, the statistics' exact sums and the SVT
         (1u64 << 40, 1),     // τ = 2^40
         (1u64 << 60, 1),     // τ = 2^60, the largest scale the issue asks for
         (u64::MAX, 3),       // τ ≈ 2^62.4: a 56-bit remainder, three words per trial
@@ -51,12 +53,16 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
 }
 
 /// At large scales the bins above do not see the low-order digits, which come from the
-/// accepted remainder `R`: for `τ ≥ 2⁴⁰` the bytes of `Z` at bits 0–7, 8–15 and 16–23 are uniform
-/// up to a relative `2⁻¹⁶`, far below what `N` samples can detect. Chi-square with 256
-/// bins each, α = `common::ALPHA`, `N` samples.
+/// accepted remainder `R`: for `τ ≥ 2³⁵` the bytes of `Z` at bits 0–7, 8–15 and 16–23 are uniform
+/// up to a relative `2⁻¹¹`, far below what `N` samples can detect (at `τ = 2³⁵ + 3` the
+/// lowest byte comes from the trial's first word, the others from its second). Chi-square
+/// with 256 bins each, α = `common::ALPHA`, `N` samples.
 #[test]
 fn discrete_laplace_low_digits_are_uniform_at_large_scales() {
-    for (i, num) in [(1u64 << 40) + 3, 1 << 60].into_iter().enumerate() {
+    for (i, num) in [(1u64 << 35) + 3, (1u64 << 40) + 3, 1 << 60]
+        .into_iter()
+        .enumerate()
+    {
         let samples = sample_discrete_laplace(Rational::new(num, 1).unwrap(), 150 + i as u64);
         for shift in [0u32, 8, 16] {
             let mut counts = vec![0u64; 256];

@@ -599,17 +599,19 @@ fn pinned_answers_for_a_fixed_seed() {
     let mut numeric = NumericSparse::new(0.0, 1.0, 4.0, 2).unwrap();
     let values = numeric.run(&[-30.0, 50.0, -30.0, 60.0], &mut rng(100)).unwrap();
     let g = numeric.value_granularity();
-    assert_eq!(g, 2f64.powi(-40));
+    // The numeric answers' Laplace grid: `g ≤ b·2⁻³⁵` with `b = 9c·Δ/ε = 4.5`.
+    assert_eq!(g, 2f64.powi(-33));
     // Exact grid multiples, pinned as integers of units.
     assert_eq!(
         values,
         vec![
             NumericAnswer::Below,
-            // Re-pinned when the discrete Laplace chunks became 10 bits wide, and when
-            // the remainder of large scales became a rejection step.
-            NumericAnswer::Value(47_649_193_148_469.0 * g),
+            // Re-pinned when the discrete Laplace chunks became 10 bits wide, when the
+            // remainder of large scales became a rejection step, and when the Laplace
+            // grid became `g ≤ b·2⁻³⁵` (two words per trial).
+            NumericAnswer::Value(372_508_734_494.0 * g),
             NumericAnswer::Below,
-            NumericAnswer::Value(63_341_162_820_317.0 * g)
+            NumericAnswer::Value(432_894_588_229.0 * g)
         ]
     );
 }

@@ -5,9 +5,16 @@ use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
 use crate::{CryptoRng, Error};
 
-/// Bits of relative resolution: the grid is at least `2⁴⁰` times finer than both the
-/// sensitivity and the noise scale.
-const RESOLUTION_BITS: i32 = 40;
+/// Bits of resolution of a release's grid relative to the noise scale: `g ≤ b·2⁻³⁵`,
+/// so the noise has `τ ≈ 2³⁵ … 2³⁶` units and a trial fits two random words
+/// ([`DiscreteLaplace`]).
+const NOISE_RESOLUTION_BITS: i32 = 35;
+/// Bits of resolution relative to the sensitivity: `g ≤ Δ·2⁻²⁴`, so the rounding adds at
+/// most a relative `n·2⁻²⁴` to the noise scale (binding only for ε below `2⁻¹¹`).
+const SENSITIVITY_RESOLUTION_BITS: i32 = 24;
+/// The grid of the statistics' exact sums: `g ≤ min(Δ, b)·2⁻⁴⁰`, so that summing `n`
+/// rounded records moves the sum by at most `n·Δ·2⁻⁴¹`.
+const EXACT_SUM_RESOLUTION_BITS: i32 = 40;
 /// The integer noise scale stays below `2⁶¹` grid units.
 const MAX_UNITS_BITS: i32 = 60;
 
@@ -18,22 +25,31 @@ const MAX_UNITS_BITS: i32 = 60;
 /// * **Sensitivity:** `Δ₁` is the **L1** sensitivity of `f` (of the whole vector for
 ///   [`release_slice`](Self::release_slice)) under the neighbouring relation it was
 ///   computed for (add/remove or substitute one record).
-/// * **How the noise is exact.** A granularity `g = 2ᵏ` is chosen from `Δ` and `ε` alone
-///   (`g ≤ min(Δ, b)·2⁻⁴⁰`). The input is clamped to `±2^(k+100)` and rounded to the
-///   nearest multiple of `g`; integer noise `Z` with the discrete Laplace distribution
-///   of scale `τ` (in units of `g`) is added; the result `g·(round(f(x)/g) + Z)` is an
-///   exact multiple of `g`. Rounding can move each coordinate by up to one unit, so for
-///   `n` coordinates the sensitivity in units is `Δ/g + n` and
-///   `τ = ⌈(Δ/g + n)/ε⌉` (every step rounded up): the loss of a neighbouring change is
-///   at most `(Δ/g + n)/τ ≤ ε`. The extra noise is a relative `n·2⁻⁴⁰`.
+/// * **How the noise is exact.** A granularity `g = 2ᵏ` is chosen from `Δ` and `ε` alone:
+///   the largest power of two with `g ≤ b·2⁻³⁵` and `g ≤ Δ·2⁻²⁴`. The input is clamped to
+///   `±2^(k+100)` and rounded to the nearest multiple of `g`; integer noise `Z` with the
+///   discrete Laplace distribution of scale `τ` (in units of `g`) is added; the result
+///   `g·(round(f(x)/g) + Z)` is an exact multiple of `g`. Rounding can move each
+///   coordinate by up to one unit, so for `n` coordinates the sensitivity in units is
+///   `Δ/g + n` and `τ = ⌈(Δ/g + n)/ε⌉` (every step rounded up): the loss of a
+///   neighbouring change is at most `(Δ/g + n)/τ ≤ ε`. The extra noise is a relative
+///   `n·g/Δ ≤ n·min(2⁻³⁵/ε, 2⁻²⁴)`.
+/// * **Resolution.** The output is a multiple of `g ≈ b·2⁻³⁵` (for `ε ≥ 2⁻¹¹`): the noise
+///   is a discrete Laplace of `τ ≈ 2³⁵ … 2³⁶` units, whose distance to `Lap(b)` rounded
+///   to the grid is far below anything a float release can show; the noise then needs
+///   two random words per trial instead of three (the speed of a release; see the
+///   README). The statistics' exact sums ([`statistics`](crate::statistics)) keep a
+///   finer grid, `g ≤ min(Δ, b)·2⁻⁴⁰`, so that rounding `n` records moves their sum by at
+///   most `n·Δ·2⁻⁴¹`.
 /// * **Distribution:** `(M(x) − g·round(f(x)/g))/g` is discrete Laplace with scale
-///   `τ ≈ b/g`: for all practical purposes `Lap(b)`, with `b·(1 + n·2⁻⁴⁰)`.
+///   `τ ≈ b/g`: for all practical purposes `Lap(b)`, with `b·(1 + n·g/Δ)`.
 /// * **Accuracy:** for `n` coordinates, `Pr[‖f(x) − M(x)‖∞ ≥ ln(n/β)·b] ≤ β`
 ///   (up to the `g/2` rounding).
 /// * **Timing:** the number of random words a release draws is independent of its
-///   noise, except on a fallback event of probability `< 2⁻⁴²·⁷` (see
-///   [`DiscreteLaplace`]); per-release timing still has data-dependent branches
-///   (table searches), so do not treat it as constant-time.
+///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²⁸` (two words per
+///   trial at `τ ≈ 2³⁵ … 2³⁶`; see [`DiscreteLaplace`]); per-release timing still has
+///   data-dependent branches (table searches; and inputs beyond `±2⁶³·g` round
+///   through a slower conversion), so do not treat it as constant-time.
 ///
 /// ```
 /// use dpmech::Laplace;
@@ -68,6 +84,23 @@ impl Laplace {
     /// [`Error::ScaleOutOfRange`] when `b = Δ/ε` lies outside
     /// [`Self::MIN_SCALE`]`..=`[`Self::MAX_SCALE`] or ε is below `2⁻⁵⁹`.
     pub fn new(l1_sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
+        Self::with_grid(l1_sensitivity, epsilon, |sensitivity, scale| {
+            (floor_log2(scale) - NOISE_RESOLUTION_BITS)
+                .min(floor_log2(sensitivity) - SENSITIVITY_RESOLUTION_BITS)
+        })
+    }
+
+    /// The mechanism on the finer grid of the statistics' exact sums,
+    /// `g ≤ min(Δ, b)·2⁻⁴⁰` (three random words per noise trial instead of two).
+    pub(crate) fn for_exact_sums(l1_sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
+        Self::with_grid(l1_sensitivity, epsilon, |sensitivity, scale| {
+            floor_log2(sensitivity.min(scale)) - EXACT_SUM_RESOLUTION_BITS
+        })
+    }
+
+    /// The mechanism on the grid `2^max(fine(Δ, b), ⌊log₂ b⌋ − 60)` (the cap keeps
+    /// `τ < 2⁶²`).
+    fn with_grid(l1_sensitivity: f64, epsilon: f64, fine: impl Fn(f64, f64) -> i32) -> Result<Self, Error> {
         let sensitivity = check_sensitivity(l1_sensitivity)?;
         let epsilon = check_epsilon(epsilon)?;
         let scale = round::div_up(sensitivity, epsilon);
@@ -79,9 +112,8 @@ impl Laplace {
                 max: Self::MAX_SCALE,
             });
         }
-        let fine = floor_log2(sensitivity.min(scale)) - RESOLUTION_BITS;
         let cap = floor_log2(scale) - MAX_UNITS_BITS;
-        let grid = Grid::new(fine.max(cap));
+        let grid = Grid::new(fine(sensitivity, scale).max(cap));
         let g = grid.granularity();
         // Δ/(g·ε) = b/g with b already rounded up; the division by g is exact or rounded up.
         let units_per_epsilon = round::div_up(scale, g);
@@ -122,10 +154,11 @@ impl Laplace {
         }
         let noise = self.noise_for(values.len())?;
         let mut bits = BitSource::new(rng);
-        Ok(values
-            .iter()
-            .map(|&v| self.release_unit(v, &noise, &mut bits))
-            .collect())
+        let mut released = Vec::with_capacity(values.len());
+        for &value in values {
+            released.push(self.release_unit(value, &noise, &mut bits));
+        }
+        Ok(released)
     }
 
     /// `g·(units + Z)` for a statistic already computed exactly as `units` grid units

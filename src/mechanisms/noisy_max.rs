@@ -45,7 +45,7 @@ enum Noise {
 ///
 /// **Timing:** with Laplace noise, every candidate's noise draws a number of words
 /// independent of its value (see [`DiscreteLaplace`]), except on a fallback event of
-/// probability `< 2⁻⁴²·⁷` per candidate; breaking an exact tie draws extra bits. The
+/// probability `< 2⁻⁴⁰·²⁸` per candidate; breaking an exact tie draws extra bits. The
 /// exponential-noise variant is permute-and-flip, which flips every candidate's coin
 /// (see [`PermuteAndFlip`](super::PermuteAndFlip)).
 ///

@@ -38,7 +38,7 @@ impl ClampedSum {
     /// The clamped sum over `bounds` at privacy level `epsilon` under `relation`.
     pub fn new(bounds: impl Into<Bounds>, relation: Neighbouring, epsilon: f64) -> Result<Self, Error> {
         let bounds = bounds.into();
-        let laplace = Laplace::new(bounds.sum_sensitivity(relation)?, epsilon)?;
+        let laplace = Laplace::for_exact_sums(bounds.sum_sensitivity(relation)?, epsilon)?;
         Ok(Self {
             bounds,
             relation,

@@ -79,15 +79,15 @@ impl Mean {
         let half = round::mul_down(epsilon, 0.5);
         let kind = match method {
             MeanMethod::ClampedSumOverPublicCount => Kind::PublicCount {
-                sum: Laplace::new(bounds.sum_sensitivity(Neighbouring::Substitute)?, epsilon)?,
+                sum: Laplace::for_exact_sums(bounds.sum_sensitivity(Neighbouring::Substitute)?, epsilon)?,
                 psi_exponent: Rational::from_f64_up(half)?,
             },
             MeanMethod::Normalised => Kind::Ratio {
-                sum: Laplace::new(half_range(&bounds), half)?,
+                sum: Laplace::for_exact_sums(half_range(&bounds), half)?,
                 count: Geometric::new(1, half)?,
             },
             MeanMethod::NoisySumOverNoisyCount => Kind::Ratio {
-                sum: Laplace::new(bounds.sum_sensitivity(Neighbouring::AddRemove)?, half)?,
+                sum: Laplace::for_exact_sums(bounds.sum_sensitivity(Neighbouring::AddRemove)?, half)?,
                 count: Geometric::new(1, half)?,
             },
         };

@@ -44,7 +44,7 @@
 //!
 //! **Timing.** The number of noise draws per query is data-independent, and each
 //! discrete Laplace draw consumes a number of random words independent of its value
-//! (except on a fallback event of probability `< 2⁻⁴²·⁷`, see
+//! (except on a fallback event of probability `< 2⁻⁴⁰·²⁸`, see
 //! [`crate::sampling::DiscreteLaplace`]).
 //!
 //! **Accuracy.** [`above_threshold_alpha`], [`sparse_alpha`] and
@@ -243,7 +243,9 @@ pub trait StreamingMechanism {
     }
 }
 
-/// Bits of relative resolution of the grid (as in [`crate::Laplace`]).
+/// Bits of relative resolution of the grid, `g ≤ min(Δ, b)·2⁻⁴⁰` with `b` the smallest
+/// noise scale (like the statistics' exact sums; a single [`crate::Laplace`] release
+/// uses the coarser `b·2⁻³⁵`).
 const RESOLUTION_BITS: i32 = 40;
 /// Integer noise scales stay below `2⁶¹` grid units.
 const MAX_UNITS_BITS: i32 = 60;
