@@ -250,3 +250,41 @@ pub(crate) fn check_finite(index: usize, value: f64) -> Result<(), Error> {
         Err(Error::NonFiniteValue { index, value })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two grids follow their rules: a release's is the largest power of two with
+    /// `g ≤ b·2⁻³⁵` and `g ≤ Δ·2⁻²⁴`, so that for ε ≥ 2⁻¹¹ the noise has
+    /// `2³⁵ ≤ τ < 2³⁷` units and two words per trial; the exact sums' is the largest
+    /// with `g ≤ min(Δ, b)·2⁻⁴⁰` (three words per trial at these ε).
+    #[test]
+    fn grids_follow_their_rules() {
+        for sensitivity in [1e-6, 0.3, 1.0, 2.0, 250.0, 1e9] {
+            for epsilon in [2f64.powi(-11), 0.01, 0.1, 0.5, 1.0, 3.0, 50.0] {
+                let b = sensitivity / epsilon;
+                let release = Laplace::new(sensitivity, epsilon).unwrap();
+                let g = release.granularity();
+                assert!(g <= b * 2f64.powi(-35) && g <= sensitivity * 2f64.powi(-24));
+                assert!(2.0 * g > b * 2f64.powi(-35) || 2.0 * g > sensitivity * 2f64.powi(-24));
+                let tau = release.scalar_noise.scale().to_f64();
+                assert!(
+                    (2f64.powi(35)..2f64.powi(37)).contains(&tau),
+                    "Δ = {sensitivity}, ε = {epsilon}: τ = {tau}"
+                );
+                assert_eq!(
+                    release.scalar_noise.words_per_trial(),
+                    2,
+                    "Δ = {sensitivity}, ε = {epsilon}"
+                );
+
+                let sums = Laplace::for_exact_sums(sensitivity, epsilon).unwrap();
+                let fine = sensitivity.min(b) * 2f64.powi(-40);
+                let g = sums.granularity();
+                assert!(g <= fine && 2.0 * g > fine, "Δ = {sensitivity}, ε = {epsilon}");
+                assert!(sums.scale() >= b, "Δ = {sensitivity}, ε = {epsilon}");
+            }
+        }
+    }
+}
