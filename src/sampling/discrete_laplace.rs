@@ -135,10 +135,7 @@ struct Trial {
 struct Tables {
     /// `m`, with `M = 2ᵐ`.
     block_bits: u32,
-    /// The low bits of `R` drawn from the first word, below the `Q` word: `m − 22` for
-    /// `22 < m ≤ 31`, else 0.
-    low_bits: u32,
-    /// The table of `Q` (`63 − low_bits`-bit words).
+    /// The table of `Q` (`63 − low_bits(m)`-bit words).
     quotient: Cdt,
     /// `powers[j][d]` encloses `aⱼ^d`, `aⱼ = α^(2⁸ʲ)`, for each byte `j` of `R`
     /// (`⌈m/8⌉` tables, none when `M = 1`).
@@ -206,11 +203,6 @@ impl Tables {
         } else {
             127 - (num / (32 * den)).leading_zeros()
         };
-        let low_bits = if block_bits <= TWO_WORD_MAX_BITS {
-            block_bits.saturating_sub(64 - UNIFORM_MIN_BITS)
-        } else {
-            0
-        };
         let quotient = Cdt::new(
             Threshold {
                 step: den << block_bits,
@@ -218,7 +210,7 @@ impl Tables {
                 size: None,
                 two_sided: false,
             },
-            63 - low_bits,
+            63 - low_bits(block_bits),
         );
         let magnitude = small.then(|| {
             Cdt::new(
@@ -239,7 +231,6 @@ impl Tables {
         let power_lower = powers.iter().map(|table| table.map(|(lo, _)| lo)).collect();
         Tables {
             block_bits,
-            low_bits,
             quotient,
             powers,
             power_lower,
@@ -384,7 +375,7 @@ impl DiscreteLaplace {
         let second = if m > 0 { bits.word() } else { 0 };
         let third = if m > TWO_WORD_MAX_BITS { bits.word() } else { 0 };
         // The `Q` word: the bits between the sign and `R`'s low bits (if any).
-        let low = tables.low_bits;
+        let low = low_bits(m);
         let q = tables.quotient.sample((first & (u64::MAX >> 1)) >> low, bits);
         let (r, uniform, uniform_bits) = match m {
             0 => (0, 0, 0),
@@ -488,6 +479,17 @@ fn powers_width(powers: &[[Entry; 256]]) -> u128 {
     (sum + 2 * (powers.len() as u128).saturating_sub(1)).max(1)
 }
 
+/// The low bits of `R` drawn from a trial's first word, below the `Q` word, for `M = 2ᵐ`:
+/// `m − 22` for `22 < m ≤ 31` (so that `V` keeps 42 bits of the second word), else 0.
+#[inline(always)]
+fn low_bits(m: u32) -> u32 {
+    if m <= TWO_WORD_MAX_BITS {
+        m.saturating_sub(64 - UNIFORM_MIN_BITS)
+    } else {
+        0
+    }
+}
+
 /// Clamps an `i128` into the `i64` range.
 #[inline]
 pub(crate) fn saturate_i64(value: i128) -> i64 {
@@ -565,7 +567,7 @@ mod tests {
                 2.0 * mag.max(q_len) as f64 / 2f64.powi(63)
             } else {
                 let width = t.quotient.width();
-                assert_eq!(width, 63 - t.low_bits, "{scale:?}");
+                assert_eq!(width, 63 - low_bits(m), "{scale:?}");
                 let entries = (f64::from(width) * 2f64.ln() * 64.0).ceil() as usize + 1;
                 assert!(q_len <= entries, "{scale:?}: {q_len} > {entries}");
                 assert!(widest <= 3, "{scale:?}: {widest}");
@@ -582,8 +584,8 @@ mod tests {
                 let len = match m {
                     0 => 0,
                     m if m <= TWO_WORD_MAX_BITS => {
-                        assert_eq!(t.low_bits, m.saturating_sub(22), "{scale:?}");
-                        64 - (m - t.low_bits)
+                        assert_eq!(low_bits(m), m.saturating_sub(22), "{scale:?}");
+                        64 - (m - low_bits(m))
                     }
                     _ => 64,
                 };
@@ -823,7 +825,7 @@ mod tests {
             let t = &*noise.tables;
             let m = t.block_bits;
             let len = if m <= TWO_WORD_MAX_BITS {
-                64 - (m - t.low_bits)
+                64 - (m - low_bits(m))
             } else {
                 64
             };
