@@ -76,6 +76,15 @@ impl<'a, R: CryptoRng + ?Sized> BitSource<'a, R> {
     pub fn word(&mut self) -> u64 {
         self.rng.next_u64()
     }
+
+    /// Fills `out` with bytes straight from the generator (bypassing the buffer), in one
+    /// call: for generators whose `next_u64` reads their byte stream little-endian
+    /// (ChaCha, the OS generator), the 8-byte chunks of `out`, read little-endian, are
+    /// the words `out.len()/8` calls of [`word`](Self::word) would return.
+    #[inline]
+    pub fn fill_bytes(&mut self, out: &mut [u8]) {
+        self.rng.fill_bytes(out);
+    }
 }
 
 #[inline]

@@ -724,6 +724,35 @@ impl Guide {
     /// bucket's first word, so they never count.
     #[inline(always)]
     fn locate(&self, u: u64) -> (usize, bool) {
+        self.view().locate(u)
+    }
+
+    /// The guide's arrays, borrowed.
+    #[inline(always)]
+    fn view(&self) -> GuideView<'_> {
+        GuideView {
+            buckets: self.buckets,
+            base: &self.base,
+            padded: &self.padded,
+            decide: &self.decide,
+        }
+    }
+}
+
+/// A [`Guide`]'s arrays borrowed once, so that a batch of look-ups
+/// ([`Cdt::guide_view`]) reads them from registers instead of through the table.
+#[derive(Clone, Copy)]
+pub(crate) struct GuideView<'a> {
+    buckets: Buckets,
+    base: &'a [u16],
+    padded: &'a [u64],
+    decide: &'a [u64],
+}
+
+impl GuideView<'_> {
+    /// The certain count and whether `u` decides the table (as [`Cdt::fast`]).
+    #[inline(always)]
+    pub(crate) fn locate(&self, u: u64) -> (usize, bool) {
         let base = usize::from(self.base[self.buckets.of(u)]);
         let lower: &[u64; MAX_SPAN] = self.padded[base..base + MAX_SPAN]
             .try_into()
@@ -882,6 +911,13 @@ impl Cdt {
         } else {
             Err(certain as u64)
         }
+    }
+
+    /// The guide table's arrays for a batch of [`GuideView::locate`] look-ups, when the
+    /// table has a guide.
+    #[inline]
+    pub(crate) fn guide_view(&self) -> Option<GuideView<'_>> {
+        self.guide.as_ref().map(Guide::view)
     }
 
     /// Whether `u`, of which `certain` thresholds are certainly above, decides the table:

@@ -2,7 +2,7 @@
 //! `Pr[Z = z] = (1 − α)/(1 + α) · α^|z|`, `α = exp(−1/τ)`, sampled exactly with a number
 //! of random words that is independent of the sample.
 
-use super::certified::{Big, Cdt, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
+use super::certified::{Big, Cdt, GuideView, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
 use super::fixed_exp::{BUILD_BITS, Entry, powers};
 use super::{BitSource, Rational, TableCache, cached};
 use rand_core::CryptoRng;
@@ -19,6 +19,55 @@ const TWO_WORD_MAX_BITS: u32 = 31;
 /// `m − 22` bits of `R` come from the first word (below the `Q` word), so that `V`
 /// keeps 42 bits of the second.
 const UNIFORM_MIN_BITS: u32 = 42;
+/// Trials a batch of two-word trials ([`DiscreteLaplace::sample_batch`]) decides at
+/// once: their words are drawn in one call (768 bytes).
+const BATCH_SAMPLES: usize = 48;
+
+/// A two-word trial decided by integer comparisons alone ([`DiscreteLaplace::sample_batch`]).
+struct FastTwoWord<'a, const P: usize> {
+    guide: GuideView<'a>,
+    /// The lower bounds of the `P = ⌈m/8⌉` power tables.
+    powers: &'a [[u64; 256]; P],
+    m: u32,
+    /// `low_bits(m)`.
+    low: u32,
+}
+
+impl<const P: usize> FastTwoWord<'_, P> {
+    /// The trial of the words `first`, `second`, without a branch: its sample and
+    /// `true` when the `Q` word decides the table, `V` is certainly below `αᴿ` (as in
+    /// `decode_trial` and `Tables::accept`) and the pair (negative, 0) was not drawn;
+    /// otherwise `false`, with a meaningless sample (the trial is then
+    /// [`DiscreteLaplace::accepted_trial`]'s). Either way `|sample| < 2⁴⁸`: `Q` is at
+    /// most the table's size (below 2¹⁶, a guide's limit) and `R < 2³¹`.
+    #[inline(always)]
+    fn decide(&self, first: u64, second: u64) -> (i64, bool) {
+        let (m, low) = (self.m, self.low);
+        let high = m - low;
+        let (q, q_decided) = self.guide.locate((first & (u64::MAX >> 1)) >> low);
+        let r = (first & ((1u64 << low) - 1)) | ((second & ((1u64 << high) - 1)) << low);
+        let lower = combine(self.powers, r, u64::MAX, |a, b| {
+            ((u128::from(a) * u128::from(b)) >> 64) as u64
+        });
+        // V < (prefix + 1)/2^len ≤ αᴿ, the prefix being `second >> high` (len = 64 − high).
+        let accepted = second >> high < lower >> high;
+        let negative = first >> 63;
+        let magnitude = ((q as u64) << m) | r;
+        let decided = q_decided & accepted & ((negative == 0) | (magnitude != 0));
+        let mask = (negative as i64).wrapping_neg();
+        (((magnitude as i64) ^ mask) - mask, decided)
+    }
+}
+
+/// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch is
+/// passed to exactly one of the two methods, possibly `narrow` first and then, when its
+/// trial was not decided by the fast pass, overwritten by `wide`.
+pub(crate) trait BatchSink {
+    /// Sample `i`, with `|z| < 2⁴⁸`.
+    fn narrow(&mut self, i: usize, z: i64);
+    /// Sample `i`, of any size; it replaces any earlier `narrow` value of `i`.
+    fn wide(&mut self, i: usize, z: i128);
+}
 
 /// Exact sampler of the discrete Laplace distribution with rational scale `τ = num/den`
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
@@ -90,6 +139,11 @@ const UNIFORM_MIN_BITS: u32 = 42;
 /// `Pr[F] < 1.032·(2⁻⁴¹·⁷⁷ + 2⁻⁴⁰·⁹⁹) < 2⁻⁴⁰·²⁸` for `23 ≤ m ≤ 31` (the two-word layouts
 /// that spend `V`'s 42 bits and `Q`'s 54 to 62 bits); so below `2⁻⁴⁰` at every scale.
 ///
+/// **Batches.** [`sample_into`](Self::sample_into) (and the `release_slice` of
+/// [`Laplace`](crate::Laplace) and [`Geometric`](crate::Geometric)) draw the first
+/// trial of many samples in one call and decide them together; same distribution, same
+/// guarantee.
+///
 /// **Cost.** One word per sample below `τ = 16`; above, one (`τ < 64`), two
 /// (`τ < 2³⁷`, e.g. `τ = 10⁶` or the `τ ≈ 2³⁶` of [`Laplace`](crate::Laplace)) or three
 /// words per trial and `E[N] ≤ 1.07` trials (`≤ 1.04` from `τ = 64` on). In the `Q`
@@ -116,7 +170,7 @@ pub struct DiscreteLaplace {
 }
 
 /// One trial of [`DiscreteLaplace`] for `τ ≥ 16`, before `R`'s acceptance (see
-/// [`DiscreteLaplace::draw_trial`]).
+/// [`DiscreteLaplace::decode_trial`]).
 #[derive(Debug, Clone, Copy)]
 struct Trial {
     /// The sign; (negative, 0) must be rejected.
@@ -330,33 +384,174 @@ impl DiscreteLaplace {
     /// costs more than the proposal's arithmetic).
     #[inline(always)]
     pub(crate) fn sample_inlined<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
-        if let Some(table) = &self.tables.magnitude {
-            // One word: the sign (top bit) and |Z| by inversion; a zero ignores the sign.
+        if self.tables.magnitude.is_some() {
             let word = bits.word();
-            let magnitude = i128::from(table.sample(word & (u64::MAX >> 1), bits));
-            let mask = -i128::from(word >> 63);
-            return (magnitude ^ mask) - mask;
+            return self.small_scale_sample(word, bits);
         }
         loop {
-            let (accepted, negative, magnitude) = self.trial(bits);
-            // No branch on the sign: with short-circuit `&&` and `if negative`, the
-            // accepted zero (always positive) and large outputs (either sign) took
-            // different branch patterns, a timing difference that followed the output.
-            let reject = !accepted | (negative & (magnitude == 0));
-            if reject {
-                continue;
+            let words = self.trial_words(bits);
+            if let Some(z) = self.accepted_trial(words, bits) {
+                return z;
             }
-            let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
-            // Two's complement negation when `negative`, branch-free: (m ⊕ −1) + 1 = −m.
-            let mask = -i128::from(negative);
-            return (magnitude ^ mask) - mask;
         }
+    }
+
+    /// `n` independent samples, handed to `sink` by index (each index once, in no
+    /// promised order). For two-word trials (`64 ≤ τ < 2³⁷`) the words of every
+    /// sample's first trial are drawn in bulk ([`BitSource::fill_bytes`], up to
+    /// `BATCH_SAMPLES` trials at a time) and decided by one branch-free pass of integer
+    /// comparisons, whose samples (`|Z| < 2⁴⁸`) go to [`BatchSink::narrow`]; the few
+    /// trials the pass does not decide as accepted (a rejection, or an uncertified
+    /// comparison: probability `< 0.04`) are then run by
+    /// [`accepted_trial`](Self::accepted_trial) on the same words, a rejected one is
+    /// repeated with fresh words, and their samples go to [`BatchSink::wide`]. At other
+    /// scales every sample is [`sample_bits`](Self::sample_bits) and goes to `wide`.
+    ///
+    /// Each sample's trials are i.i.d. and its first accepted trial is kept, so the
+    /// samples are independent with exactly the distribution of `sample_bits`, and the
+    /// words drawn are [`words_per_trial`](Self::words_per_trial) times the total number
+    /// of trials (outside the fallback event), as for `n` single samples: only the order
+    /// in which words are assigned to trials differs. Which method receives a sample
+    /// depends on its trial's uniforms (and is independent of the sample once
+    /// accepted, up to the fallback event), not on its value alone.
+    #[inline]
+    pub(crate) fn sample_batch<R: CryptoRng + ?Sized>(
+        &self,
+        n: usize,
+        sink: &mut impl BatchSink,
+        bits: &mut BitSource<'_, R>,
+    ) {
+        let tables = &*self.tables;
+        match (self.words_per_trial(), tables.quotient.guide_view()) {
+            (2, Some(guide)) => match tables.power_lower.len() {
+                1 => self.sample_two_word_batch::<1, R>(guide, n, sink, bits),
+                2 => self.sample_two_word_batch::<2, R>(guide, n, sink, bits),
+                3 => self.sample_two_word_batch::<3, R>(guide, n, sink, bits),
+                _ => self.sample_two_word_batch::<4, R>(guide, n, sink, bits),
+            },
+            _ => {
+                for i in 0..n {
+                    sink.wide(i, self.sample_inlined(bits));
+                }
+            }
+        }
+    }
+
+    /// [`sample_batch`](Self::sample_batch) for two-word trials whose `Q` table has a
+    /// guide and `P = ⌈m/8⌉ ≤ 4` power tables (`1 ≤ m ≤ 31`), with the tables borrowed
+    /// once.
+    #[inline(always)]
+    fn sample_two_word_batch<const P: usize, R: CryptoRng + ?Sized>(
+        &self,
+        guide: GuideView<'_>,
+        n: usize,
+        sink: &mut impl BatchSink,
+        bits: &mut BitSource<'_, R>,
+    ) {
+        let fast = self.fast_two_word::<P>(guide);
+        let word = |bytes: &[u8; 16], j: usize| {
+            u64::from_le_bytes(bytes[8 * j..8 * j + 8].try_into().expect("eight bytes"))
+        };
+        let mut bytes = [0u8; 16 * BATCH_SAMPLES];
+        let mut pending = [0u8; BATCH_SAMPLES];
+        for start in (0..n).step_by(BATCH_SAMPLES) {
+            let bytes = &mut bytes[..16 * BATCH_SAMPLES.min(n - start)];
+            bits.fill_bytes(bytes);
+            let trials = bytes.as_chunks::<16>().0;
+            let mut undecided = 0;
+            for (i, trial) in trials.iter().enumerate() {
+                let (z, decided) = fast.decide(word(trial, 0), word(trial, 1));
+                // An undecided trial's value is passed too (the same work for every
+                // trial) and replaced below.
+                sink.narrow(start + i, z);
+                pending[undecided] = i as u8;
+                undecided += usize::from(!decided);
+            }
+            for &i in &pending[..undecided] {
+                let i = usize::from(i);
+                let trial = [word(&trials[i], 0), word(&trials[i], 1), 0];
+                let z = match self.accepted_trial(trial, bits) {
+                    Some(z) => z,
+                    None => self.sample_inlined(bits),
+                };
+                sink.wide(start + i, z);
+            }
+        }
+    }
+
+    /// The tables of two-word trials with `P` power tables, borrowed for
+    /// [`FastTwoWord::decide`].
+    #[inline(always)]
+    fn fast_two_word<'a, const P: usize>(&'a self, guide: GuideView<'a>) -> FastTwoWord<'a, P> {
+        let tables = &*self.tables;
+        let m = tables.block_bits;
+        debug_assert!((1..=TWO_WORD_MAX_BITS).contains(&m) && tables.power_lower.len() == P);
+        FastTwoWord {
+            guide,
+            powers: tables.power_lower[..P].try_into().expect("P power tables"),
+            m,
+            low: low_bits(m),
+        }
+    }
+
+    /// A sample for `τ < 16` from its one word: the sign (top bit) and `|Z|` by
+    /// inversion; a zero ignores the sign.
+    #[inline(always)]
+    fn small_scale_sample<R: CryptoRng + ?Sized>(&self, word: u64, bits: &mut BitSource<'_, R>) -> i128 {
+        let table = self.tables.magnitude.as_ref().expect("a scale below 16");
+        let magnitude = i128::from(table.sample(word & (u64::MAX >> 1), bits));
+        let mask = -i128::from(word >> 63);
+        (magnitude ^ mask) - mask
+    }
+
+    /// The sample of one trial (`τ ≥ 16`) from its words (`words_per_trial` of them,
+    /// the rest 0), or `None` when the trial is rejected.
+    #[inline(always)]
+    fn accepted_trial<R: CryptoRng + ?Sized>(
+        &self,
+        words: [u64; 3],
+        bits: &mut BitSource<'_, R>,
+    ) -> Option<i128> {
+        let (accepted, negative, magnitude) = self.trial_from(words, bits);
+        // No branch on the sign: with short-circuit `&&` and `if negative`, the
+        // accepted zero (always positive) and large outputs (either sign) took
+        // different branch patterns, a timing difference that followed the output.
+        let reject = !accepted | (negative & (magnitude == 0));
+        if reject {
+            return None;
+        }
+        let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
+        // Two's complement negation when `negative`, branch-free: (m ⊕ −1) + 1 = −m.
+        let mask = -i128::from(negative);
+        Some((magnitude ^ mask) - mask)
     }
 
     /// One trial: whether `R` is accepted, the sign and `G`, all fixed words drawn first.
     #[inline(always)]
     pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, bool, u128) {
-        let trial = self.draw_trial(bits);
+        let words = self.trial_words(bits);
+        self.trial_from(words, bits)
+    }
+
+    /// The [`words_per_trial`](Self::words_per_trial) words of one trial (`τ ≥ 16`),
+    /// the rest 0.
+    #[inline(always)]
+    fn trial_words<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> [u64; 3] {
+        let m = self.tables.block_bits;
+        let first = bits.word();
+        let second = if m > 0 { bits.word() } else { 0 };
+        let third = if m > TWO_WORD_MAX_BITS { bits.word() } else { 0 };
+        [first, second, third]
+    }
+
+    /// One trial from its fixed words: whether `R` is accepted, the sign and `G`.
+    #[inline(always)]
+    fn trial_from<R: CryptoRng + ?Sized>(
+        &self,
+        words: [u64; 3],
+        bits: &mut BitSource<'_, R>,
+    ) -> (bool, bool, u128) {
+        let trial = self.decode_trial(words, bits);
         let accepted = trial.uniform_bits == 0
             || self
                 .tables
@@ -365,15 +560,13 @@ impl DiscreteLaplace {
     }
 
     /// The fixed words of one trial, decoded, with `R`'s acceptance left to
-    /// [`trial`](Self::trial): the sign, `G = M·Q + R`, `R`, and the first bits of the
-    /// uniform `V` that is to be compared with `αᴿ` (none when `M = 1`).
+    /// [`trial_from`](Self::trial_from): the sign, `G = M·Q + R`, `R`, and the first
+    /// bits of the uniform `V` that is to be compared with `αᴿ` (none when `M = 1`).
     #[inline(always)]
-    fn draw_trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> Trial {
+    fn decode_trial<R: CryptoRng + ?Sized>(&self, words: [u64; 3], bits: &mut BitSource<'_, R>) -> Trial {
         let tables = &*self.tables;
         let m = tables.block_bits;
-        let first = bits.word();
-        let second = if m > 0 { bits.word() } else { 0 };
-        let third = if m > TWO_WORD_MAX_BITS { bits.word() } else { 0 };
+        let [first, second, third] = words;
         // The `Q` word: the bits between the sign and `R`'s low bits (if any).
         let low = low_bits(m);
         let q = tables.quotient.sample((first & (u64::MAX >> 1)) >> low, bits);
@@ -403,14 +596,28 @@ impl DiscreteLaplace {
         saturate_i64(self.sample_inlined(&mut BitSource::new(rng)))
     }
 
-    /// Fills `out` with independent samples (saturating to `i64`). Same distribution and
-    /// same words as calling [`sample`](Self::sample) `out.len()` times; use it to
-    /// release many values at one scale without re-creating the sampler.
+    /// Fills `out` with independent samples (saturating to `i64`): the distribution of
+    /// [`sample`](Self::sample) called `out.len()` times, and as many words in
+    /// distribution, independent of the samples outside the fallback event. Use it for
+    /// many values at one scale: at two-word scales (`64 ≤ τ < 2³⁷`) it draws the first
+    /// trial of up to 48 samples in one generator call and decides them in one
+    /// branch-free pass (the few rejected or undecided trials are finished one by one),
+    /// which is faster than a call per sample; the words go to the trials in a
+    /// different order than `sample`'s, so the values differ from theirs.
     pub fn sample_into<R: CryptoRng + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
-        let mut bits = BitSource::new(rng);
-        for slot in out.iter_mut() {
-            *slot = saturate_i64(self.sample_bits(&mut bits));
+        /// Samples saturated to `i64`, by index.
+        struct Saturated<'a>(&'a mut [i64]);
+        impl BatchSink for Saturated<'_> {
+            #[inline(always)]
+            fn narrow(&mut self, i: usize, z: i64) {
+                self.0[i] = z;
+            }
+            #[inline(always)]
+            fn wide(&mut self, i: usize, z: i128) {
+                self.0[i] = saturate_i64(z);
+            }
         }
+        self.sample_batch(out.len(), &mut Saturated(out), &mut BitSource::new(rng));
     }
 
     /// The table entries left undecided per entry, at most (≤ 2 by construction), the
@@ -867,5 +1074,231 @@ mod tests {
             assert!(planted >= 255, "τ = {num}/{den}");
         }
         assert!(checked >= 1_000_000, "{checked}");
+    }
+
+    /// Words from a list, then from a seeded ChaCha20: plants chosen words in front of a
+    /// random stream. `fill_bytes` hands out whole words little-endian, like ChaCha's.
+    struct Replay {
+        planted: std::vec::IntoIter<u64>,
+        rest: ChaCha20Rng,
+    }
+
+    impl Replay {
+        fn new(planted: Vec<u64>, seed: u64) -> Self {
+            Self {
+                planted: planted.into_iter(),
+                rest: ChaCha20Rng::seed_from_u64(seed),
+            }
+        }
+    }
+
+    impl rand_core::TryRng for Replay {
+        type Error = core::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(self.try_next_u64()? as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(self.planted.next().unwrap_or_else(|| self.rest.next_u64()))
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            for chunk in dst.chunks_mut(8) {
+                let word = self.try_next_u64()?.to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+            Ok(())
+        }
+    }
+
+    impl rand_core::TryCryptoRng for Replay {}
+
+    /// Records a batch's samples by index, and which ones `narrow` gave last.
+    struct Recorder {
+        samples: Vec<Option<i128>>,
+        narrow: Vec<bool>,
+    }
+
+    impl Recorder {
+        fn new(n: usize) -> Self {
+            Self {
+                samples: vec![None; n],
+                narrow: vec![false; n],
+            }
+        }
+
+        /// The samples, each present, and the narrow ones checked to be below 2⁴⁸.
+        fn finish(self) -> Vec<i128> {
+            self.samples
+                .iter()
+                .zip(&self.narrow)
+                .enumerate()
+                .map(|(i, (z, &narrow))| {
+                    let z = z.unwrap_or_else(|| panic!("sample {i} missing"));
+                    assert!(!narrow || z.unsigned_abs() < 1 << 48, "narrow sample {i} = {z}");
+                    z
+                })
+                .collect()
+        }
+    }
+
+    impl BatchSink for Recorder {
+        fn narrow(&mut self, i: usize, z: i64) {
+            self.samples[i] = Some(i128::from(z));
+            self.narrow[i] = true;
+        }
+        fn wide(&mut self, i: usize, z: i128) {
+            self.samples[i] = Some(z);
+            self.narrow[i] = false;
+        }
+    }
+
+    /// `sample_batch` as its documentation describes it, from the scalar functions: the
+    /// first trials' words of up to `BATCH_SAMPLES` samples (two-word scales), then each
+    /// trial in order by `accepted_trial` and a rejected one repeated; elsewhere
+    /// `sample_inlined` per sample.
+    fn reference_batch<R: CryptoRng + ?Sized>(noise: &DiscreteLaplace, n: usize, rng: &mut R) -> Vec<i128> {
+        let mut bits = BitSource::new(rng);
+        if noise.words_per_trial() != 2 || noise.tables.quotient.guide_view().is_none() {
+            return (0..n).map(|_| noise.sample_inlined(&mut bits)).collect();
+        }
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let count = BATCH_SAMPLES.min(n - out.len());
+            let words: Vec<[u64; 3]> = (0..count).map(|_| [bits.word(), bits.word(), 0]).collect();
+            for trial in words {
+                let z = noise.accepted_trial(trial, &mut bits);
+                out.push(z.unwrap_or_else(|| noise.sample_inlined(&mut bits)));
+            }
+        }
+        out
+    }
+
+    /// [`FastTwoWord::decide`] at a two-word scale with a guide.
+    fn decide(noise: &DiscreteLaplace, first: u64, second: u64) -> (i64, bool) {
+        let guide = noise.tables.quotient.guide_view().expect("a guide");
+        match noise.tables.power_lower.len() {
+            1 => noise.fast_two_word::<1>(guide).decide(first, second),
+            2 => noise.fast_two_word::<2>(guide).decide(first, second),
+            3 => noise.fast_two_word::<3>(guide).decide(first, second),
+            _ => noise.fast_two_word::<4>(guide).decide(first, second),
+        }
+    }
+
+    const BATCH_SCALES: [(u64, u64); 10] = [
+        (1, 3),
+        (10, 1),
+        (20, 1),
+        (1000, 1),
+        (1_000_003, 7),
+        (1_000_000, 1),
+        ((1 << 35) + 3, 1),
+        ((1 << 37) - 1, 1),
+        ((1 << 37) + 1, 1),
+        (1 << 60, 1),
+    ];
+
+    /// A batch gives, sample for sample, what its description built from the scalar
+    /// functions gives on the same seeded stream (so its bulk words are the scalar
+    /// path's words, and its fast pass decides as `accepted_trial` does), at every
+    /// regime: one word (`τ < 16`, `τ < 64`), two words with `V` sharing the second word
+    /// (`m = 4, 12, 14`) and with `R`'s low bits in the first (`m = 30, 31`), three words.
+    /// Sizes that are not a multiple of the batch check the last, partial batch.
+    #[test]
+    fn batches_follow_their_description() {
+        for (num, den) in BATCH_SCALES {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            for (n, seed) in [(1usize, 1u64), (47, 2), (48, 3), (20_011, 4)] {
+                let mut recorder = Recorder::new(n);
+                let mut rng = ChaCha20Rng::seed_from_u64(seed);
+                noise.sample_batch(n, &mut recorder, &mut BitSource::new(&mut rng));
+                let batch = recorder.finish();
+                let reference = reference_batch(&noise, n, &mut ChaCha20Rng::seed_from_u64(seed));
+                assert_eq!(batch, reference, "τ = {num}/{den}, n = {n}");
+                // Both stopped at the same point of the stream.
+                assert_eq!(
+                    rng.next_u64(),
+                    {
+                        let mut again = ChaCha20Rng::seed_from_u64(seed);
+                        reference_batch(&noise, n, &mut again);
+                        again.next_u64()
+                    },
+                    "τ = {num}/{den}, n = {n}"
+                );
+            }
+        }
+    }
+
+    /// The branch-free pass on 10⁶ random word pairs (four two-word scales, `m` = 4 to
+    /// 31): every trial it decides is accepted by `accepted_trial` with the same sample
+    /// and without a further word; it leaves at most the rejections' share undecided
+    /// (`< 0.04`, here measured); and words planted inside an undecided band of the `Q`
+    /// table or inside the enclosure of `αᴿ` are never decided by it, and resolve
+    /// exactly through the batch's second pass (compared with the scalar path).
+    #[test]
+    fn fast_pass_decides_as_the_certified_path() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0xBA7C);
+        let mut checked = 0u64;
+        for (num, den) in [
+            (1000u64, 1u64),
+            (1_000_003, 7),
+            ((1 << 35) + 3, 1),
+            ((1 << 37) - 1, 1),
+        ] {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            let t = &*noise.tables;
+            assert_eq!(noise.words_per_trial(), 2);
+            let fast = |first, second| decide(&noise, first, second);
+            let mut undecided = 0u64;
+            for _ in 0..250_000 {
+                let (first, second) = (rng.next_u64(), rng.next_u64());
+                let (z, decided) = fast(first, second);
+                if decided {
+                    let mut counting = crate::audit::CountingRng::new(ChaCha20Rng::seed_from_u64(0));
+                    let exact = noise.accepted_trial([first, second, 0], &mut BitSource::new(&mut counting));
+                    assert_eq!(exact, Some(i128::from(z)), "τ = {num}/{den}");
+                    assert_eq!(counting.draws(), 0);
+                    checked += 1;
+                } else {
+                    undecided += 1;
+                }
+            }
+            assert!(undecided < 10_000, "τ = {num}/{den}: {undecided} undecided");
+
+            // Planted: a `Q` word inside an entry's undecided band (sign +, R = 0,
+            // V = 0), and a `V` inside the enclosure of αᴿ for a random R (Q decided).
+            let m = t.block_bits;
+            let (low, high) = (low_bits(m), m - low_bits(m));
+            let mut planted = Vec::new();
+            for c in 0..t.quotient.len() {
+                if let Some(u) = (t.quotient.lo[c]..=t.quotient.hi[c]).find(|&u| t.quotient.fast(u).is_err())
+                {
+                    planted.push([u << low, 0]);
+                }
+            }
+            let bands = planted.len();
+            assert!(bands > 0, "τ = {num}/{den}: no undecided Q word");
+            for _ in 0..100 {
+                let r = rng.next_u64() & ((1u64 << m) - 1);
+                let lo = t.power_lower_bound(r);
+                let prefix = (((2 * u128::from(lo) + t.power_width) / 2) >> high) as u64;
+                let first = (1u64 << 62) | (r & ((1u64 << low) - 1)); // Q = 0, decided
+                planted.push([first, (prefix << high) | (r >> low)]);
+            }
+            for &[first, second] in &planted {
+                assert!(!fast(first, second).1, "τ = {num}/{den}: planted words decided");
+            }
+            for seed in 0..4 {
+                let words: Vec<u64> = planted.iter().flatten().copied().collect();
+                let n = planted.len();
+                let mut recorder = Recorder::new(n);
+                noise.sample_batch(
+                    n,
+                    &mut recorder,
+                    &mut BitSource::new(&mut Replay::new(words.clone(), seed)),
+                );
+                let reference = reference_batch(&noise, n, &mut Replay::new(words, seed));
+                assert_eq!(recorder.finish(), reference, "τ = {num}/{den}, seed {seed}");
+            }
+        }
+        assert!(checked >= 900_000, "{checked}");
     }
 }

@@ -13,10 +13,10 @@ use rand_core::CryptoRng;
 /// (`m` uniform bits accepted with probability `αᴿ`, decided by certified enclosures),
 /// each resolved exactly with further words in the rare case the certified bounds do
 /// not decide. Every trial draws exactly [`words_per_sample`](Self::words_per_sample)
-/// words (1 below `τ = 64`, 2 below `τ = 2²⁶`, 3 above), a function of the scale
+/// words (1 below `τ = 64`, 2 below `τ = 2³⁷`, 3 above), a function of the scale
 /// alone; a rejected `R` (probability at most `1 − exp(−1/32) < 0.031`) repeats the
 /// trial, and the number of trials is independent of the accepted value. So, except on
-/// the fallback event (probability per sample below `2⁻⁴²`, the bound of
+/// the fallback event (probability per sample below `2⁻⁴⁰·²⁸`, the bound of
 /// [`DiscreteLaplace`]), the words drawn are `N·words_per_sample` with `N` independent
 /// of the sample (`N = 1` below `τ = 64`). The output distribution is exact; no
 /// floating point is involved.

@@ -12,7 +12,7 @@
 //! | [`uniform_below`] | uniform on `{0..n−1}` | rejection on `⌈log₂ n⌉` bits | `< 2⌈log₂ n⌉` bits |
 //! | [`bernoulli_ratio`] | Bernoulli(`p/q`) | lazy bitwise comparison | 2 bits on average |
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
-//! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2²⁶`) or 3 words per trial, `< 1.02` trials |
+//! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2³⁷`) or 3 words per trial, `< 1.02` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
 //! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `< 1.013` trials |
 //!
@@ -21,7 +21,7 @@
 //!
 //! **Timing.** [`DiscreteLaplace`], [`Geometric`], [`DiscreteGaussian`] and
 //! [`BernoulliExpNeg`] draw a number of 64-bit words that is independent of their
-//! sample, except on a fallback event of probability `< 2⁻⁴¹` per sample (each type's
+//! sample, except on a fallback event of probability `< 2⁻⁴⁰` per sample (each type's
 //! docs state the guarantee and the proof). So do the selection mechanisms built on the
 //! certified one-word Bernoulli(`exp(−x/2ˢ)`) and the inversion of certified cumulative
 //! weights (module `fixed_exp`). [`uniform_below`] rejects whole blocks of bits, so its
@@ -45,7 +45,7 @@ pub use bernoulli::{BernoulliExpNeg, bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
 pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
-pub(crate) use discrete_laplace::saturate_i64;
+pub(crate) use discrete_laplace::{BatchSink, saturate_i64};
 pub(crate) use fixed_exp::{
     KeepCoin, bernoulli_exp_neg_dyadic, bernoulli_exp_neg_ratio, sample_index_exp_neg,
 };
