@@ -187,6 +187,12 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                 .collect()
         };
         let new_samples = draw(&|r| new.sample(r));
+        // The batch path: the words of a batch of two samples against the second's |z|.
+        let batch_samples = draw(&|r| {
+            let mut pair = [0i64; 2];
+            new.sample_into(&mut pair, r);
+            pair[1]
+        });
         let words = |s: &[(u64, i64)]| {
             let mean = s.iter().map(|x| x.0 as f64).sum::<f64>() / s.len() as f64;
             (mean, s.iter().map(|x| x.0).max().unwrap_or(0))
@@ -213,12 +219,30 @@ fn word_count_is_independent_of_the_noise_magnitude() {
             println!("τ = {tau}: new sampler drew {first} words in all but {other} samples");
             assert!(other < 200, "τ = {tau}: {other}");
         }
+        let table = contingency(&batch_samples, tau, 4);
+        if table.len() >= 2 {
+            let (s, c) = independence(&table);
+            println!("τ = {tau}: batches of two, χ² = {s:.1} (critical {c:.1})");
+            assert!(
+                s <= c,
+                "τ = {tau}: a batch's word count depends on |noise|: {s} > {c}"
+            );
+        } else {
+            let other = batch_samples.iter().filter(|s| s.0 != batch_samples[0].0).count();
+            println!(
+                "τ = {tau}: batches of two drew {} words in all but {other}",
+                batch_samples[0].0
+            );
+            assert!(other < 400, "τ = {tau}: {other}");
+        }
         // Outside the fallback event the count is a multiple of the words per trial.
-        assert!(
-            new_samples
-                .iter()
-                .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
-        );
+        for samples in [&new_samples, &batch_samples] {
+            assert!(
+                samples
+                    .iter()
+                    .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
+            );
+        }
         // The one-sided geometric: a multiple of its words per trial (a constant below
         // τ = 64, where no trial is rejected), independent of the sample above.
         let fixed = one_sided.words_per_sample() as u64;

@@ -100,6 +100,48 @@ fn discrete_laplace_residues_match_at_a_moderate_scale() {
     assert!(fit.passes(), "{fit:?}");
 }
 
+/// The batch paths: `DiscreteLaplace::sample_into` (first trials' words drawn in bulk
+/// and decided by one branch-free pass at two-word scales) at a one-word scale (τ = 10),
+/// two-word scales with `V` sharing the second word (τ = 10⁶) and with `R`'s low bits
+/// in the first word (τ = 2³⁵ + 3, also its low byte), and a three-word scale; and
+/// `Laplace::release_slice` of `N` zeros, whose outputs over `g` are the noise in units
+/// (τ from `scale_for`). Same check, α and `N` as above.
+#[test]
+fn batches_match_the_discrete_laplace_pmf() {
+    for (i, num) in [10u64, 1_000_000, (1 << 35) + 3, (1 << 37) + 1]
+        .into_iter()
+        .enumerate()
+    {
+        let noise = DiscreteLaplace::new(Rational::new(num, 1).unwrap());
+        let mut out = vec![0i64; N as usize];
+        noise.sample_into(&mut out, &mut ChaCha20Rng::seed_from_u64(170 + i as u64));
+        let samples: Vec<i128> = out.iter().map(|&z| i128::from(z)).collect();
+        let fit = discrete_laplace_fit(&samples, num as f64);
+        println!("sample_into τ = {num}: {fit:?}");
+        assert!(fit.passes(), "sample_into τ = {num}: {fit:?}");
+        if num == (1 << 35) + 3 {
+            let mut counts = vec![0u64; 256];
+            for &z in &samples {
+                counts[(z & 255) as usize] += 1;
+            }
+            let fit = chi_square(&counts, &[1.0 / 256.0; 256]);
+            println!("sample_into τ = {num}, lowest byte: {fit:?}");
+            assert!(fit.passes(), "sample_into τ = {num}, lowest byte: {fit:?}");
+        }
+    }
+    let mechanism = dpmech::Laplace::new(1.0, 0.5).unwrap();
+    let released = mechanism
+        .release_slice(&vec![0.0; N as usize], &mut ChaCha20Rng::seed_from_u64(175))
+        .unwrap();
+    let g = mechanism.granularity();
+    let tau = mechanism.scale_for(N as usize).unwrap() / g;
+    let units: Vec<i128> = released.iter().map(|&y| (y / g) as i128).collect();
+    assert!(units.iter().zip(&released).all(|(&u, &y)| u as f64 * g == y));
+    let fit = discrete_laplace_fit(&units, tau);
+    println!("Laplace::release_slice, τ = {tau}: {fit:?}");
+    assert!(fit.passes(), "Laplace::release_slice, τ = {tau}: {fit:?}");
+}
+
 /// The seeds' sampler (document 002): `sign × geometric`, keeping (negative, 0). It
 /// puts probability `1 − α` on 0 instead of `(1 − α)/(1 + α)`.
 fn seeds_wrong_sampler(scale: Rational, seed: u64) -> Vec<i128> {

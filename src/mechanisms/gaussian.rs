@@ -277,9 +277,7 @@ impl Gaussian {
         noise: &DiscreteGaussianNoise,
         bits: &mut BitSource<'_, R>,
     ) -> f64 {
-        let units = self.grid.to_units(value);
-        self.grid
-            .from_units(units.saturating_add(noise.sample_bits(bits)))
+        self.grid.add_noise(value, noise.sample_bits(bits))
     }
 
     /// The standard deviation parameter σ of the noise of one release, `s·g` (at least

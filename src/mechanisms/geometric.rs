@@ -1,7 +1,7 @@
 //! The geometric mechanism (discrete Laplace noise) for integer-valued queries.
 
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
-use crate::sampling::{BitSource, DiscreteLaplace, Rational, saturate_i64};
+use crate::sampling::{BatchSink, BitSource, DiscreteLaplace, Rational, saturate_i64};
 use crate::{CryptoRng, Error};
 
 /// The geometric mechanism: `M(x) = f(x) + Z` for an integer query `f`, with `Z`
@@ -60,13 +60,32 @@ impl Geometric {
     }
 
     /// Adds independent noise to every coordinate of a vector-valued query whose whole
-    /// vector has L1 sensitivity `Δ` (e.g. a histogram: Δ = 1 under add/remove).
+    /// vector has L1 sensitivity `Δ` (e.g. a histogram: Δ = 1 under add/remove). The
+    /// noise is drawn in batches ([`DiscreteLaplace::sample_into`]'s path), faster per
+    /// value than separate releases at scales from 64 to `2³⁷`, with the same guarantee.
     pub fn release_slice<R: CryptoRng + ?Sized>(&self, values: &[i64], rng: &mut R) -> Vec<i64> {
-        let mut bits = BitSource::new(rng);
-        values
-            .iter()
-            .map(|&v| saturate_i64(i128::from(v) + self.noise.sample_bits(&mut bits)))
-            .collect()
+        /// The values released as their noise arrives.
+        struct Released<'a> {
+            values: &'a [i64],
+            out: Vec<i64>,
+        }
+        impl BatchSink for Released<'_> {
+            #[inline(always)]
+            fn narrow(&mut self, i: usize, z: i64) {
+                self.out[i] = self.values[i].saturating_add(z);
+            }
+            #[inline(always)]
+            fn wide(&mut self, i: usize, z: i128) {
+                self.out[i] = saturate_i64(i128::from(self.values[i]) + z);
+            }
+        }
+        let mut released = Released {
+            values,
+            out: vec![0; values.len()],
+        };
+        self.noise
+            .sample_batch(values.len(), &mut released, &mut BitSource::new(rng));
+        released.out
     }
 
     /// The noise scale `τ ≥ Δ/ε` actually used (`α = exp(−1/τ)`).

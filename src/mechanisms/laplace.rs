@@ -2,7 +2,7 @@
 
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
-use crate::sampling::{BitSource, DiscreteLaplace, Rational};
+use crate::sampling::{BatchSink, BitSource, DiscreteLaplace, Rational};
 use crate::{CryptoRng, Error};
 
 /// Bits of resolution of a release's grid relative to the noise scale: `g ≤ b·2⁻³⁵`,
@@ -48,8 +48,9 @@ const MAX_UNITS_BITS: i32 = 60;
 /// * **Timing:** the number of random words a release draws is independent of its
 ///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²⁸` (two words per
 ///   trial at `τ ≈ 2³⁵ … 2³⁶`; see [`DiscreteLaplace`]); per-release timing still has
-///   data-dependent branches (table searches; and inputs beyond `±2⁶³·g` round
-///   through a slower conversion), so do not treat it as constant-time.
+///   data-dependent branches (table searches; and inputs beyond `±2⁶³·g`, or `±2⁶²·g`
+///   in [`release_slice`](Self::release_slice), round through a slower conversion),
+///   so do not treat it as constant-time.
 ///
 /// ```
 /// use dpmech::Laplace;
@@ -137,13 +138,20 @@ impl Laplace {
     #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
-        let mut bits = BitSource::new(rng);
-        Ok(self.release_unit(value, &self.scalar_noise, &mut bits))
+        let noise = self.scalar_noise.sample_inlined(&mut BitSource::new(rng));
+        Ok(self.grid.add_noise(value, noise))
     }
 
     /// Adds independent noise to every coordinate of a vector-valued query whose **whole
     /// vector** has L1 sensitivity `Δ` (e.g. the census example: two counts, `Δ = 2`).
     /// The unit scale accounts for the rounding of all `n` coordinates.
+    ///
+    /// Prefer it to `n` calls of [`release`](Self::release) for a vector: besides the
+    /// calibration, it draws the noise in batches ([`DiscreteLaplace::sample_into`]'s
+    /// path: the first trial of up to 48 values from one generator call, decided in one
+    /// branch-free pass) and converts with 64-bit arithmetic where the value allows,
+    /// which makes it markedly faster per value (see the README). The guarantee and
+    /// the independence of the words drawn from the noise are those of single releases.
     pub fn release_slice<R: CryptoRng + ?Sized>(
         &self,
         values: &[f64],
@@ -153,12 +161,13 @@ impl Laplace {
             check_finite(index, value)?;
         }
         let noise = self.noise_for(values.len())?;
-        let mut bits = BitSource::new(rng);
-        let mut released = Vec::with_capacity(values.len());
-        for &value in values {
-            released.push(self.release_unit(value, &noise, &mut bits));
-        }
-        Ok(released)
+        let mut released = Released {
+            grid: self.grid,
+            values,
+            out: vec![0.0; values.len()],
+        };
+        noise.sample_batch(values.len(), &mut released, &mut BitSource::new(rng));
+        Ok(released.out)
     }
 
     /// `g·(units + Z)` for a statistic already computed exactly as `units` grid units
@@ -172,18 +181,6 @@ impl Laplace {
     /// The public grid of this mechanism.
     pub(crate) fn grid(&self) -> Grid {
         self.grid
-    }
-
-    #[inline]
-    fn release_unit<R: CryptoRng + ?Sized>(
-        &self,
-        value: f64,
-        noise: &DiscreteLaplace,
-        bits: &mut BitSource<'_, R>,
-    ) -> f64 {
-        let units = self.grid.to_units(value);
-        self.grid
-            .from_units(units.saturating_add(noise.sample_inlined(bits)))
     }
 
     /// The discrete noise for a vector of `n` coordinates.
@@ -233,6 +230,25 @@ impl Laplace {
         PrivacyLoss::Pure {
             epsilon: self.epsilon,
         }
+    }
+}
+
+/// The values of a [`Laplace::release_slice`], released as their noise arrives.
+struct Released<'a> {
+    grid: Grid,
+    values: &'a [f64],
+    out: Vec<f64>,
+}
+
+impl BatchSink for Released<'_> {
+    #[inline(always)]
+    fn narrow(&mut self, i: usize, z: i64) {
+        self.out[i] = self.grid.add_narrow_noise(self.values[i], z);
+    }
+
+    #[inline(always)]
+    fn wide(&mut self, i: usize, z: i128) {
+        self.out[i] = self.grid.add_noise(self.values[i], z);
     }
 }
 
