@@ -55,8 +55,12 @@ impl Geometric {
     /// `f(x) + Z`, saturating at the `i64` range.
     #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: i64, rng: &mut R) -> i64 {
-        let mut bits = BitSource::new(rng);
-        saturate_i64(i128::from(value) + self.noise.sample_inlined(&mut bits))
+        let mut released = Released {
+            values: core::slice::from_ref(&value),
+            out: [0],
+        };
+        self.noise.sample_one(&mut released, &mut BitSource::new(rng));
+        released.out[0]
     }
 
     /// Adds independent noise to every coordinate of a vector-valued query whose whole
@@ -64,21 +68,6 @@ impl Geometric {
     /// noise is drawn in batches ([`DiscreteLaplace::sample_into`]'s path), faster per
     /// value than separate releases at scales from 64 to `2³⁷`, with the same guarantee.
     pub fn release_slice<R: CryptoRng + ?Sized>(&self, values: &[i64], rng: &mut R) -> Vec<i64> {
-        /// The values released as their noise arrives.
-        struct Released<'a> {
-            values: &'a [i64],
-            out: Vec<i64>,
-        }
-        impl BatchSink for Released<'_> {
-            #[inline(always)]
-            fn narrow(&mut self, i: usize, z: i64) {
-                self.out[i] = self.values[i].saturating_add(z);
-            }
-            #[inline(always)]
-            fn wide(&mut self, i: usize, z: i128) {
-                self.out[i] = saturate_i64(i128::from(self.values[i]) + z);
-            }
-        }
         let mut released = Released {
             values,
             out: vec![0; values.len()],
@@ -144,4 +133,22 @@ pub(crate) fn discrete_laplace_half_width(scale: f64, beta: f64) -> Result<u64, 
     // α^(k+1) ≤ β(1+α)/2  ⇔  k + 1 ≥ ln(2/(β(1+α)))·τ.
     let needed = round::mul_up(round::ln_up(2.0 / (beta * (1.0 + alpha))), scale);
     Ok((needed.ceil() - 1.0).max(0.0) as u64)
+}
+
+/// The values of a release, released as their noise arrives (`O` a `Vec` or an array).
+struct Released<'a, O> {
+    values: &'a [i64],
+    out: O,
+}
+
+impl<O: AsMut<[i64]>> BatchSink for Released<'_, O> {
+    #[inline(always)]
+    fn narrow(&mut self, i: usize, z: i64) {
+        self.out.as_mut()[i] = self.values[i].saturating_add(z);
+    }
+
+    #[inline(always)]
+    fn wide(&mut self, i: usize, z: i128) {
+        self.out.as_mut()[i] = saturate_i64(i128::from(self.values[i]) + z);
+    }
 }

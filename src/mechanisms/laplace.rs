@@ -138,8 +138,14 @@ impl Laplace {
     #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
-        let noise = self.scalar_noise.sample_inlined(&mut BitSource::new(rng));
-        Ok(self.grid.add_noise(value, noise))
+        let mut released = Released {
+            grid: self.grid,
+            values: core::slice::from_ref(&value),
+            out: [0.0],
+        };
+        self.scalar_noise
+            .sample_one(&mut released, &mut BitSource::new(rng));
+        Ok(released.out[0])
     }
 
     /// Adds independent noise to every coordinate of a vector-valued query whose **whole
@@ -233,22 +239,22 @@ impl Laplace {
     }
 }
 
-/// The values of a [`Laplace::release_slice`], released as their noise arrives.
-struct Released<'a> {
+/// The values of a release, released as their noise arrives (`O` a `Vec` or an array).
+struct Released<'a, O> {
     grid: Grid,
     values: &'a [f64],
-    out: Vec<f64>,
+    out: O,
 }
 
-impl BatchSink for Released<'_> {
+impl<O: AsMut<[f64]>> BatchSink for Released<'_, O> {
     #[inline(always)]
     fn narrow(&mut self, i: usize, z: i64) {
-        self.out[i] = self.grid.add_narrow_noise(self.values[i], z);
+        self.out.as_mut()[i] = self.grid.add_narrow_noise(self.values[i], z);
     }
 
     #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
-        self.out[i] = self.grid.add_noise(self.values[i], z);
+        self.out.as_mut()[i] = self.grid.add_noise(self.values[i], z);
     }
 }
 

@@ -59,6 +59,21 @@ impl<const P: usize> FastTwoWord<'_, P> {
     }
 }
 
+/// Samples saturated to `i64`, by index.
+struct Saturated<'a>(&'a mut [i64]);
+
+impl BatchSink for Saturated<'_> {
+    #[inline(always)]
+    fn narrow(&mut self, i: usize, z: i64) {
+        self.0[i] = z;
+    }
+
+    #[inline(always)]
+    fn wide(&mut self, i: usize, z: i128) {
+        self.0[i] = saturate_i64(z);
+    }
+}
+
 /// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch is
 /// passed to exactly one of the two methods, possibly `narrow` first and then, when its
 /// trial was not decided by the fast pass, overwritten by `wide`.
@@ -437,6 +452,37 @@ impl DiscreteLaplace {
         }
     }
 
+    /// One sample handed to `sink` as sample 0: [`sample_batch`](Self::sample_batch)
+    /// of one, without its buffers (the trial's two words from two
+    /// [`word`](BitSource::word) calls).
+    #[inline(always)]
+    pub(crate) fn sample_one<R: CryptoRng + ?Sized>(
+        &self,
+        sink: &mut impl BatchSink,
+        bits: &mut BitSource<'_, R>,
+    ) {
+        let tables = &*self.tables;
+        let (2, Some(guide)) = (self.words_per_trial(), tables.quotient.guide_view()) else {
+            return sink.wide(0, self.sample_inlined(bits));
+        };
+        let (first, second) = (bits.word(), bits.word());
+        let (z, decided) = match tables.power_lower.len() {
+            1 => self.fast_two_word::<1>(guide).decide(first, second),
+            2 => self.fast_two_word::<2>(guide).decide(first, second),
+            3 => self.fast_two_word::<3>(guide).decide(first, second),
+            _ => self.fast_two_word::<4>(guide).decide(first, second),
+        };
+        if decided {
+            sink.narrow(0, z);
+        } else {
+            let z = match self.accepted_trial([first, second, 0], bits) {
+                Some(z) => z,
+                None => self.sample_inlined(bits),
+            };
+            sink.wide(0, z);
+        }
+    }
+
     /// [`sample_batch`](Self::sample_batch) for two-word trials whose `Q` table has a
     /// guide and `P = ⌈m/8⌉ ≤ 4` power tables (`1 ≤ m ≤ 31`), with the tables borrowed
     /// once.
@@ -593,7 +639,9 @@ impl DiscreteLaplace {
     /// One sample, saturating to the `i64` range.
     #[inline]
     pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
-        saturate_i64(self.sample_inlined(&mut BitSource::new(rng)))
+        let mut out = [0];
+        self.sample_one(&mut Saturated(&mut out), &mut BitSource::new(rng));
+        out[0]
     }
 
     /// Fills `out` with independent samples (saturating to `i64`): the distribution of
@@ -605,18 +653,6 @@ impl DiscreteLaplace {
     /// which is faster than a call per sample; the words go to the trials in a
     /// different order than `sample`'s, so the values differ from theirs.
     pub fn sample_into<R: CryptoRng + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
-        /// Samples saturated to `i64`, by index.
-        struct Saturated<'a>(&'a mut [i64]);
-        impl BatchSink for Saturated<'_> {
-            #[inline(always)]
-            fn narrow(&mut self, i: usize, z: i64) {
-                self.0[i] = z;
-            }
-            #[inline(always)]
-            fn wide(&mut self, i: usize, z: i128) {
-                self.0[i] = saturate_i64(z);
-            }
-        }
         self.sample_batch(out.len(), &mut Saturated(out), &mut BitSource::new(rng));
     }
 
@@ -1224,6 +1260,28 @@ mod tests {
                     "τ = {num}/{den}, n = {n}"
                 );
             }
+        }
+    }
+
+    /// `sample_one` (behind `sample` and the single releases) takes the very words and
+    /// gives the very samples of the scalar path, `sample_inlined`, at every regime:
+    /// 20 000 samples per scale from one seeded stream each, and the streams end at the
+    /// same point.
+    #[test]
+    fn single_samples_are_the_scalar_path() {
+        for (i, (num, den)) in BATCH_SCALES.into_iter().enumerate() {
+            let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
+            let (mut one, mut scalar) = (
+                ChaCha20Rng::seed_from_u64(i as u64),
+                ChaCha20Rng::seed_from_u64(i as u64),
+            );
+            for _ in 0..20_000 {
+                let mut recorder = Recorder::new(1);
+                noise.sample_one(&mut recorder, &mut BitSource::new(&mut one));
+                let expected = noise.sample_inlined(&mut BitSource::new(&mut scalar));
+                assert_eq!(recorder.finish(), [expected], "τ = {num}/{den}");
+            }
+            assert_eq!(one.next_u64(), scalar.next_u64(), "τ = {num}/{den}");
         }
     }
 
