@@ -78,9 +78,9 @@ impl<'a, R: CryptoRng + ?Sized> BitSource<'a, R> {
     }
 
     /// Fills `out` with bytes straight from the generator (bypassing the buffer), in one
-    /// call: for generators whose `next_u64` reads their byte stream little-endian
-    /// (ChaCha, the OS generator), the 8-byte chunks of `out`, read little-endian, are
-    /// the words `out.len()/8` calls of [`word`](Self::word) would return.
+    /// call. For a generator whose `next_u64` reads its byte stream little-endian, as
+    /// ChaCha's does, the 8-byte chunks of `out` read little-endian are the words that
+    /// `out.len()/8` calls of [`word`](Self::word) would return.
     #[inline]
     pub fn fill_bytes(&mut self, out: &mut [u8]) {
         self.rng.fill_bytes(out);

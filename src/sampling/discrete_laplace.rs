@@ -74,9 +74,9 @@ impl BatchSink for Saturated<'_> {
     }
 }
 
-/// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch is
-/// passed to exactly one of the two methods, possibly `narrow` first and then, when its
-/// trial was not decided by the fast pass, overwritten by `wide`.
+/// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch goes
+/// to `narrow` or to `wide`, or to `narrow` and then to `wide` (when the fast pass did not
+/// decide its trial); the last value given is the sample.
 pub(crate) trait BatchSink {
     /// Sample `i`, with `|z| < 2⁴⁸`.
     fn narrow(&mut self, i: usize, z: i64);
@@ -411,15 +411,15 @@ impl DiscreteLaplace {
         }
     }
 
-    /// `n` independent samples, handed to `sink` by index (each index once, in no
-    /// promised order). For two-word trials (`64 ≤ τ < 2³⁷`) the words of every
+    /// `n` independent samples, handed to `sink` by index (see [`BatchSink`] for the
+    /// order). For two-word trials (`64 ≤ τ < 2³⁷`) the words of every
     /// sample's first trial are drawn in bulk ([`BitSource::fill_bytes`], up to
     /// `BATCH_SAMPLES` trials at a time) and decided by one branch-free pass of integer
     /// comparisons, whose samples (`|Z| < 2⁴⁸`) go to [`BatchSink::narrow`]; the few
-    /// trials the pass does not decide as accepted (a rejection, or an uncertified
-    /// comparison: probability `< 0.04`) are then run by
-    /// [`accepted_trial`](Self::accepted_trial) on the same words, a rejected one is
-    /// repeated with fresh words, and their samples go to [`BatchSink::wide`]. At other
+    /// trials the pass does not decide as accepted (a rejection, probability `< 0.07`,
+    /// or an uncertified comparison) are then finished one by one on the same words
+    /// ([`finish_trial`](Self::finish_trial)), and their samples go to
+    /// [`BatchSink::wide`]. At other
     /// scales every sample is [`sample_bits`](Self::sample_bits) and goes to `wide`.
     ///
     /// Each sample's trials are i.i.d. and its first accepted trial is kept, so the
@@ -475,11 +475,19 @@ impl DiscreteLaplace {
         if decided {
             sink.narrow(0, z);
         } else {
-            let z = match self.accepted_trial([first, second, 0], bits) {
-                Some(z) => z,
-                None => self.sample_inlined(bits),
-            };
-            sink.wide(0, z);
+            sink.wide(0, self.finish_trial([first, second, 0], bits));
+        }
+    }
+
+    /// The sample of a trial the fast pass left undecided: its own, by
+    /// [`accepted_trial`](Self::accepted_trial) on its words (exact comparisons with
+    /// further words where a bound does not decide), or, when it is rejected, that of
+    /// fresh trials.
+    #[inline]
+    fn finish_trial<R: CryptoRng + ?Sized>(&self, words: [u64; 3], bits: &mut BitSource<'_, R>) -> i128 {
+        match self.accepted_trial(words, bits) {
+            Some(z) => z,
+            None => self.sample_inlined(bits),
         }
     }
 
@@ -516,11 +524,7 @@ impl DiscreteLaplace {
             for &i in &pending[..undecided] {
                 let i = usize::from(i);
                 let trial = [word(&trials[i], 0), word(&trials[i], 1), 0];
-                let z = match self.accepted_trial(trial, bits) {
-                    Some(z) => z,
-                    None => self.sample_inlined(bits),
-                };
-                sink.wide(start + i, z);
+                sink.wide(start + i, self.finish_trial(trial, bits));
             }
         }
     }
