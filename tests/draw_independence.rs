@@ -107,6 +107,27 @@ fn value_and_draws_audits_pass_for_geometric_and_laplace() {
     println!("Laplace(Δ = 1, ε = 1), (round(value), words):\n{report}");
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
 
+    // The batch path: a slice of two values whose first differs by Δ; the event is the
+    // first released value (rounded) and the words the whole slice drew.
+    let report = audit
+        .audit_with_draw_count(
+            |r| laplace.release_slice(&[0.0, 5.0], r).unwrap()[0].round() as i64,
+            |r| laplace.release_slice(&[1.0, 5.0], r).unwrap()[0].round() as i64,
+        )
+        .unwrap();
+    println!("Laplace::release_slice(Δ = 1, ε = 1), (round(first value), words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+    // Δ = 100 at ε = 1: scale 100, two-word trials (the batch's fast pass).
+    let wide = Geometric::new(100, 1.0).unwrap();
+    let report = audit
+        .audit_with_draw_count(
+            |r| wide.release_slice(&[0, 7], r)[0],
+            |r| wide.release_slice(&[100, 7], r)[0],
+        )
+        .unwrap();
+    println!("Geometric::release_slice(Δ = 100, ε = 1), (first value, words):\n{report}");
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
     // Negative control: the looping sampler at the same scale fails the same audit.
     let report = audit
         .audit_with_draw_count(
