@@ -473,6 +473,7 @@ impl DiscreteGaussian {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::certified::probe;
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
 
@@ -510,8 +511,11 @@ mod tests {
             if t >= 64 {
                 assert!(32u128 << m <= t && t < 64u128 << m, "σ² = {num}/{den}");
             }
-            assert!(tables.table.max_undecided_per_entry() <= 2, "σ² = {num}/{den}");
-            assert_eq!(tables.table.len() as u128, k, "σ² = {num}/{den}");
+            assert!(
+                probe::max_undecided_per_entry(&tables.table) <= 2,
+                "σ² = {num}/{den}"
+            );
+            assert_eq!(probe::len(&tables.table) as u128, k, "σ² = {num}/{den}");
             let sums = tables.weights.suffix_sums(128);
             // w_K/S < 2⁻⁶⁵: S_K·2⁶⁵ < S_0.
             let tail = &sums[k as usize];
@@ -601,8 +605,8 @@ mod tests {
             let sums = reference_sums(&noise);
             let (s0_lo, s0_hi) = &sums[0];
             for (c, (sc_lo, sc_hi)) in sums.iter().enumerate().skip(1) {
-                let lo = Big::from_u128(u128::from(table.lo[c - 1]));
-                let hi = Big::from_u128(u128::from(table.hi[c - 1]) + 1);
+                let lo = Big::from_u128(u128::from(probe::lo(table)[c - 1]));
+                let hi = Big::from_u128(u128::from(probe::hi(table)[c - 1]) + 1);
                 assert!(
                     lo.mul(s0_lo).cmp(&sc_hi.shl(63)).is_le(),
                     "σ² = {num}/{den}, c = {c}: lower"
@@ -640,8 +644,8 @@ mod tests {
                     decided += 1;
                 }
             }
-            for c in 0..table.lo.len() {
-                for u in [table.lo[c], table.hi[c]] {
+            for c in 0..probe::len(table) {
+                for u in [probe::lo(table)[c], probe::hi(table)[c]] {
                     if table.fast(u).is_ok() {
                         continue;
                     }

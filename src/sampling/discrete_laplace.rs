@@ -669,7 +669,7 @@ impl DiscreteLaplace {
         let worst = [&t.quotient]
             .into_iter()
             .chain(&t.magnitude)
-            .map(Cdt::max_undecided_per_entry)
+            .map(super::certified::probe::max_undecided_per_entry)
             .max()
             .unwrap_or(0);
         let widest = t
@@ -681,9 +681,9 @@ impl DiscreteLaplace {
             .unwrap_or(0);
         (
             worst,
-            t.quotient.len(),
+            super::certified::probe::len(&t.quotient),
             widest,
-            t.magnitude.as_ref().map(Cdt::len),
+            t.magnitude.as_ref().map(super::certified::probe::len),
         )
     }
 }
@@ -746,6 +746,7 @@ pub(crate) fn saturate_i64(value: i128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampling::certified::{LOG_GUIDE_BITS, probe};
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
 
@@ -795,9 +796,12 @@ mod tests {
             assert!(worst <= 2, "{scale:?}: {worst}");
             // Guided (one bucket read, one comparison), so the look-up's work is the same
             // for every word.
-            assert!(noise.tables.quotient.is_guided(), "{scale:?}: Q table not guided");
+            assert!(
+                probe::is_guided(&noise.tables.quotient),
+                "{scale:?}: Q table not guided"
+            );
             if let Some(table) = &noise.tables.magnitude {
-                assert!(table.is_guided(), "{scale:?}: magnitude table not guided");
+                assert!(probe::is_guided(table), "{scale:?}: magnitude table not guided");
             }
             let small = u128::from(scale.num()) < 16 * u128::from(scale.den());
             assert_eq!(magnitude.is_some(), small, "{scale:?}");
@@ -813,7 +817,7 @@ mod tests {
                 assert!(q_len <= 712 && mag <= 712, "{scale:?}: {q_len}, {mag}");
                 2.0 * mag.max(q_len) as f64 / 2f64.powi(63)
             } else {
-                let width = t.quotient.width();
+                let width = probe::width(&t.quotient);
                 assert_eq!(width, 63 - low_bits(m), "{scale:?}");
                 let entries = (f64::from(width) * 2f64.ln() * 64.0).ceil() as usize + 1;
                 assert!(q_len <= entries, "{scale:?}: {q_len} > {entries}");
@@ -897,10 +901,10 @@ mod tests {
             let big_m = 1u64 << t.block_bits;
             // Q, by inversion of its table.
             let a = (-(big_m as f64) / tau).exp();
-            let support = t.quotient.len() + 1;
+            let support = probe::len(&t.quotient) + 1;
             let mut counts = vec![0u64; support + 1];
             let mut bits = BitSource::new(&mut rng);
-            let width = t.quotient.width();
+            let width = probe::width(&t.quotient);
             for _ in 0..n {
                 let u = bits.word() >> (64 - width);
                 let x = t.quotient.sample(u, &mut bits) as usize;
@@ -950,9 +954,9 @@ mod tests {
     fn exact_agrees(table: &Cdt, u: u64, x: u64, seed: u64) -> bool {
         let less = |c: u64| {
             let mut rng = ChaCha20Rng::seed_from_u64(seed);
-            table.exact_less_at(u, c, &mut BitSource::new(&mut rng))
+            probe::exact_less_at(table, u, c, &mut BitSource::new(&mut rng))
         };
-        (x == 0 || less(x)) && (table.bound() == Some(x) || !less(x + 1))
+        (x == 0 || less(x)) && (probe::bound(table) == Some(x) || !less(x + 1))
     }
 
     /// The guide tables give the same certain count and decision as a binary search: on random
@@ -973,20 +977,20 @@ mod tests {
         ] {
             let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
             let t = &*noise.tables;
-            let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, t.quotient.width())];
+            let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, probe::width(&t.quotient))];
             tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             for (i, (table, width)) in tables.into_iter().enumerate() {
-                assert!(table.is_guided(), "τ = {num}/{den}: table {i} not guided");
+                assert!(probe::is_guided(table), "τ = {num}/{den}: table {i} not guided");
                 let mask = u64::MAX >> (64 - width);
                 let mut words: Vec<u64> = (0..20_000).map(|_| rng.next_u64() & mask).collect();
-                for &l in &table.lo {
+                for &l in probe::lo(table) {
                     words.extend([l, l.saturating_sub(1), l.saturating_add(1) & mask]);
                 }
                 for b in 0..1u64 << 10 {
                     let first = b << (width - 10);
                     words.extend([first, first.saturating_sub(1), first | 1]);
                 }
-                let log_bits = super::super::certified::LOG_GUIDE_BITS;
+                let log_bits = LOG_GUIDE_BITS;
                 for p in 0..width {
                     for digits in 0..1u64 << log_bits {
                         let first =
@@ -998,12 +1002,12 @@ mod tests {
                     let fast = table.fast(u);
                     assert_eq!(
                         fast.unwrap_or_else(|c| c),
-                        table.certain_by_search(u),
+                        probe::certain_by_search(table, u),
                         "τ = {num}/{den}, table {i}, u = {u}"
                     );
                     assert_eq!(
                         fast.is_ok(),
-                        table.decided_by_search(u),
+                        probe::decided_by_search(table, u),
                         "τ = {num}/{den}, table {i}, u = {u}: decision"
                     );
                 }
@@ -1021,7 +1025,7 @@ mod tests {
         for (num, den) in [(1u64, 3u64), (10, 1), ((1u64 << 37) - 1, 1), ((1 << 40) + 3, 1)] {
             let noise = DiscreteLaplace::new(Rational::new(num, den).unwrap());
             let t = &*noise.tables;
-            let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, t.quotient.width())];
+            let mut tables: Vec<(&Cdt, u32)> = vec![(&t.quotient, probe::width(&t.quotient))];
             tables.extend(t.magnitude.iter().map(|c| (c, 63)));
             let per_table = 1_000_000 / (4 * tables.len() as u64) + 1;
             for (table, width) in tables {
@@ -1033,8 +1037,8 @@ mod tests {
                     }
                 }
                 let mut planted = 0;
-                for c in 0..table.len() {
-                    for u in table.lo[c]..=table.hi[c] {
+                for c in 0..probe::len(table) {
+                    for u in probe::lo(table)[c]..=probe::hi(table)[c] {
                         if (width < 64 && u >> width != 0) || table.fast(u).is_ok() {
                             continue;
                         }
@@ -1330,8 +1334,9 @@ mod tests {
             let m = t.block_bits;
             let (low, high) = (low_bits(m), m - low_bits(m));
             let mut planted = Vec::new();
-            for c in 0..t.quotient.len() {
-                if let Some(u) = (t.quotient.lo[c]..=t.quotient.hi[c]).find(|&u| t.quotient.fast(u).is_err())
+            for c in 0..probe::len(&t.quotient) {
+                if let Some(u) = (probe::lo(&t.quotient)[c]..=probe::hi(&t.quotient)[c])
+                    .find(|&u| t.quotient.fast(u).is_err())
                 {
                     planted.push([u << low, 0]);
                 }
