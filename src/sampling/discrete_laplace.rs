@@ -1,6 +1,113 @@
 //! The discrete Laplace (two-sided geometric) distribution
 //! `Pr[Z = z] = (1 − α)/(1 + α) · α^|z|`, `α = exp(−1/τ)`, sampled exactly with a number
 //! of random words that is independent of the sample.
+//!
+//! The type, [`DiscreteLaplace`], comes first; the rest of the file is in four layers,
+//! from the API down to the tables (a batch falls back on single samples, so the
+//! batch path also calls `sample_inlined`):
+//!
+//! | layer | entry points |
+//! |---|---|
+//! | public sampling | `new`, `scale`, `words_per_trial`, `sample`, `sample_into`, `sample_bits`; `sample_inlined` (the crate's own rejection loops) |
+//! | batch path | `sample_batch`, `sample_one` (the releases of `Laplace` and `Geometric`), [`BatchSink`]; inside: `sample_two_word_batch`, `FastTwoWord::decide`, `finish_trial` |
+//! | one trial | `small_scale_sample` (`τ < 16`), `trial` (for the one-sided geometric), `accepted_trial`; inside: `trial_words`, `trial_from`, `decode_trial` |
+//! | tables | `Tables`: the certified tables of one scale, built once and cached; `combine`, `powers_width`, `low_bits` |
+//!
+//! The file is longer than the crate's usual ~700 lines of non-test code for a reason:
+//! more than a third of those lines are documentation (this module doc with the
+//! proofs, ~110 lines, and the items' docs), and the four layers share the private
+//! `Tables` and `Trial`, so splitting them would only widen their visibility. The
+//! certified arithmetic they rest on is in `certified/`.
+//!
+//! ## Algorithm
+//!
+//! Two regimes, both by inversion of certified cumulative-distribution
+//! tables (CDT: a count of the thresholds of a decreasing sequence above one uniform
+//! real `U`):
+//!
+//! * **`τ < 16`: one word, no rejection.** The top bit of the word is the sign, the
+//!   other 63 bits give `|Z|` from the table of `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)`, `c ≥ 1`
+//!   (so `Pr[Z = 0] = (1 − α)/(1 + α)` and `Pr[Z = ±k] = (1 − α)αᵏ/(1 + α)`); the sign
+//!   of a zero is ignored.
+//! * **`τ ≥ 16`.** `Z = ±G` with a fair sign and `G` one-sided geometric,
+//!   `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
+//!   rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm
+//!   2; this is **not** the `sign × geometric` sampler of the seed document 002).
+//!   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/32` (`M = 1`, `G = Q`,
+//!   below `τ = 64`). `Q` and `R` are independent: `Pr[Q ≥ j] = α^(jM)`, by inversion of
+//!   a table read with bits of the trial's first word (its top bit is the sign); and
+//!   `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, by **rejection**: `R` is `m` uniform bits,
+//!   accepted with probability `αᴿ ≥ exp(−1/32)` (else the whole trial is repeated), so
+//!   an accepted `R` has exactly the law `∝ αʳ`. The acceptance compares a uniform `V`
+//!   with `αᴿ = Πⱼ aⱼ^(dⱼ)` (`dⱼ` the bytes of `R`, `aⱼ = α^(2⁸ʲ)`), a product of
+//!   `⌈m/8⌉` certified 64-bit entries of per-scale power tables. The words are laid out
+//!   by `m` alone:
+//!
+//!   | `m` | first word | second word | third word |
+//!   |---|---|---|---|
+//!   | `≤ 22` | sign, `Q` (63 bits) | `R` (low `m` bits), `V` (`64 − m ≥ 42` bits) | — |
+//!   | `23 … 31` | sign, `Q` (`85 − m ≥ 54` bits), low `m − 22` bits of `R` | rest of `R` (22 bits), `V` (42 bits) | — |
+//!   | `≥ 32` | sign, `Q` (63 bits) | `R` | `V` (64 bits) |
+//!
+//! The tables hold **certified** 64-bit bounds of the thresholds and powers, computed
+//! at construction with integer interval arithmetic (128 or 192 fractional bits,
+//! outward rounding; `exp(−x)` by the alternating Taylor series and binary powering of
+//! an enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
+//! threshold, and `V` outside the enclosure of `αᴿ`, everything is decided by integer
+//! comparisons alone (fast path). Otherwise that uniform is extended with further
+//! words and compared exactly with enclosures refined to its length plus 64 bits,
+//! until decided. No floating point is involved anywhere; the output distribution is
+//! **exactly** the discrete Laplace distribution.
+//!
+//! ## Draw independence
+//!
+//! Below `τ = 16` a sample draws exactly one word (outside the
+//! fallback event `F`, "some comparison needed more words"). Above, every trial draws
+//! exactly [`words_per_trial`](DiscreteLaplace::words_per_trial) words (1 below `τ = 64`, 2 while
+//! `m ≤ 31`, 3 above) before anything else; the number of trials `N` is geometric
+//! (rejections: the sign's, probability `(1 − α)/2`, and `R`'s) and, as in any
+//! rejection sampler with i.i.d. trials, **independent of the accepted value**. So,
+//! outside `F`, the number of words drawn is `N·words_per_trial`, statistically
+//! independent of `Z`.
+//!
+//! ## Fallback bound
+//!
+//! A table entry leaves at most two values of its word undecided
+//! (its enclosure is narrower than one unit of the word; asserted at construction in
+//! tests). Below `τ = 16` the magnitude table has at most
+//! `⌈τ·(63·ln 2 + ln 2)⌉ + 1 ≤ 712` entries, so a sample falls back with probability
+//! `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table read with `w` bits has at most
+//! `⌈w·ln 2·τ/M⌉ + 1` entries (`τ/M < 64`): at most 2796 for `w = 63`, so its word falls
+//! back with probability `≤ 2·2796/2⁶³ < 2⁻⁵⁰`, and at most 2397 for `w = 54` (the
+//! narrowest, `m = 31`): `≤ 2·2397/2⁵⁴ < 2⁻⁴¹·⁷⁷`. The enclosure of `αᴿ` is at most
+//! `W ≤ 5⌈m/8⌉ − 2 ≤ 38` units of `2⁻⁶⁴` wide (each power entry at most 3, and a product
+//! at most the sum of its factors' widths plus 2; both checked in tests), so `V`, known
+//! to `ℓ` bits, is undecided with probability `≤ (W + 2^(65−ℓ))/2⁶⁴`: `< 2⁻⁴²·⁹` for
+//! `m ≤ 20` (`ℓ = 64 − m`), `< 2⁻⁴⁰·⁹⁹` for `ℓ = 42`, `< 2⁻⁵⁸` with a word of its own.
+//! A trial succeeds with probability at least `exp(−1/32)·(1 − 1/32) > 0.93`, so
+//! `E[N] < 1.07` (and `E[N] < 1.032` from `m = 23` on, where `(1 − α)/2 < 2⁻²⁸`). By the
+//! union bound a sample falls back with probability `Pr[F] < 2⁻⁴²·⁷` for `m ≤ 20` and
+//! `m ≥ 32`, `Pr[F] < 1.07·(2⁻⁵⁰ + 2⁻⁴⁰·⁹⁹) < 2⁻⁴⁰·⁸⁸` for `m = 21, 22`, and
+//! `Pr[F] < 1.032·(2⁻⁴¹·⁷⁷ + 2⁻⁴⁰·⁹⁹) < 2⁻⁴⁰·²⁸` for `23 ≤ m ≤ 31` (the two-word layouts
+//! that spend `V`'s 42 bits and `Q`'s 54 to 62 bits); so below `2⁻⁴⁰` at every scale.
+//!
+//! ## Batches
+//!
+//! [`sample_into`](DiscreteLaplace::sample_into) (and the `release_slice` of
+//! [`Laplace`](crate::Laplace) and [`Geometric`](crate::Geometric)) draw the first
+//! trial of many samples in one call and decide them together; same distribution, same
+//! guarantee.
+//!
+//! ## Cost
+//!
+//! One word per sample below `τ = 16`; above, one (`τ < 64`), two
+//! (`τ < 2³⁷`, e.g. `τ = 10⁶` or the `τ ≈ 2³⁶` of [`Laplace`](crate::Laplace)) or three
+//! words per trial and `E[N] ≤ 1.07` trials (`≤ 1.04` from `τ = 64` on). In the `Q`
+//! table a guide-table lookup (one bucket read, then one lower bound and two candidate
+//! upper bounds read together and two comparisons, the same for every word); for `R`,
+//! `⌈m/8⌉` table reads and `⌈m/8⌉ − 1` products of 64-bit lower bounds.
+//! Construction computes the tables (at most `2·712` or `2796` certified thresholds and
+//! `⌈m/8⌉·256` powers).
 
 use super::certified::{Big, Cdt, GuideView, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
 use super::fixed_exp::{BUILD_BITS, Entry, powers};
@@ -8,165 +115,22 @@ use super::{BitSource, Rational, TableCache, cached};
 use rand_core::CryptoRng;
 use std::sync::{Arc, OnceLock};
 
-/// Tables built so far, by scale.
-static CACHE: TableCache<Rational, Tables> = OnceLock::new();
-
-/// Up to this many bits of `R` (`m ≤ 31`, `τ < 2³⁷`), a trial draws two words: the
-/// acceptance uniform `V` shares `R`'s second word; above, `R` has the second word
-/// and `V` a third.
-const TWO_WORD_MAX_BITS: u32 = 31;
-/// The fewest bits of `V` in a two-word trial: when `m > 64 − 42 = 22`, the lowest
-/// `m − 22` bits of `R` come from the first word (below the `Q` word), so that `V`
-/// keeps 42 bits of the second.
-const UNIFORM_MIN_BITS: u32 = 42;
-/// Trials a batch of two-word trials ([`DiscreteLaplace::sample_batch`]) decides at
-/// once: their words are drawn in one call (768 bytes).
-const BATCH_SAMPLES: usize = 48;
-
-/// A two-word trial decided by integer comparisons alone ([`DiscreteLaplace::sample_batch`]).
-struct FastTwoWord<'a, const P: usize> {
-    guide: GuideView<'a>,
-    /// The lower bounds of the `P = ⌈m/8⌉` power tables.
-    powers: &'a [[u64; 256]; P],
-    m: u32,
-    /// `low_bits(m)`.
-    low: u32,
-}
-
-impl<const P: usize> FastTwoWord<'_, P> {
-    /// The trial of the words `first`, `second`, without a branch: its sample and
-    /// `true` when the `Q` word decides the table, `V` is certainly below `αᴿ` (as in
-    /// `decode_trial` and `Tables::accept`) and the pair (negative, 0) was not drawn;
-    /// otherwise `false`, with a meaningless sample (the trial is then
-    /// [`DiscreteLaplace::accepted_trial`]'s). Either way `|sample| < 2⁴⁸`: `Q` is at
-    /// most the table's size (below 2¹⁶, a guide's limit) and `R < 2³¹`.
-    #[inline(always)]
-    fn decide(&self, first: u64, second: u64) -> (i64, bool) {
-        let (m, low) = (self.m, self.low);
-        let high = m - low;
-        let (q, q_decided) = self.guide.locate((first & (u64::MAX >> 1)) >> low);
-        let r = (first & ((1u64 << low) - 1)) | ((second & ((1u64 << high) - 1)) << low);
-        let lower = combine(self.powers, r, u64::MAX, |a, b| {
-            ((u128::from(a) * u128::from(b)) >> 64) as u64
-        });
-        // V < (prefix + 1)/2^len ≤ αᴿ, the prefix being `second >> high` (len = 64 − high).
-        let accepted = second >> high < lower >> high;
-        let negative = first >> 63;
-        let magnitude = ((q as u64) << m) | r;
-        let decided = q_decided & accepted & ((negative == 0) | (magnitude != 0));
-        let mask = (negative as i64).wrapping_neg();
-        (((magnitude as i64) ^ mask) - mask, decided)
-    }
-}
-
-/// Samples saturated to `i64`, by index.
-struct Saturated<'a>(&'a mut [i64]);
-
-impl BatchSink for Saturated<'_> {
-    #[inline(always)]
-    fn narrow(&mut self, i: usize, z: i64) {
-        self.0[i] = z;
-    }
-
-    #[inline(always)]
-    fn wide(&mut self, i: usize, z: i128) {
-        self.0[i] = saturate_i64(z);
-    }
-}
-
-/// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch goes
-/// to `narrow` or to `wide`, or to `narrow` and then to `wide` (when the fast pass did not
-/// decide its trial); the last value given is the sample.
-pub(crate) trait BatchSink {
-    /// Sample `i`, with `|z| < 2⁴⁸`.
-    fn narrow(&mut self, i: usize, z: i64);
-    /// Sample `i`, of any size; it replaces any earlier `narrow` value of `i`.
-    fn wide(&mut self, i: usize, z: i128);
-}
-
 /// Exact sampler of the discrete Laplace distribution with rational scale `τ = num/den`
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
 /// `Pr[Z = z] = (1 − α)/(1 + α) · α^|z|` for every integer `z`, `α = exp(−1/τ)`.
 ///
-/// **Algorithm.** Two regimes, both by inversion of certified cumulative-distribution
-/// tables (CDT: a count of the thresholds of a decreasing sequence above one uniform
-/// real `U`):
-///
-/// * **`τ < 16`: one word, no rejection.** The top bit of the word is the sign, the
-///   other 63 bits give `|Z|` from the table of `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)`, `c ≥ 1`
-///   (so `Pr[Z = 0] = (1 − α)/(1 + α)` and `Pr[Z = ±k] = (1 − α)αᵏ/(1 + α)`); the sign
-///   of a zero is ignored.
-/// * **`τ ≥ 16`.** `Z = ±G` with a fair sign and `G` one-sided geometric,
-///   `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
-///   rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm
-///   2; this is **not** the `sign × geometric` sampler of the seed document 002).
-///   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/32` (`M = 1`, `G = Q`,
-///   below `τ = 64`). `Q` and `R` are independent: `Pr[Q ≥ j] = α^(jM)`, by inversion of
-///   a table read with bits of the trial's first word (its top bit is the sign); and
-///   `R ∈ [0, M)` with `Pr[R = r] ∝ αʳ`, by **rejection**: `R` is `m` uniform bits,
-///   accepted with probability `αᴿ ≥ exp(−1/32)` (else the whole trial is repeated), so
-///   an accepted `R` has exactly the law `∝ αʳ`. The acceptance compares a uniform `V`
-///   with `αᴿ = Πⱼ aⱼ^(dⱼ)` (`dⱼ` the bytes of `R`, `aⱼ = α^(2⁸ʲ)`), a product of
-///   `⌈m/8⌉` certified 64-bit entries of per-scale power tables. The words are laid out
-///   by `m` alone:
-///
-///   | `m` | first word | second word | third word |
-///   |---|---|---|---|
-///   | `≤ 22` | sign, `Q` (63 bits) | `R` (low `m` bits), `V` (`64 − m ≥ 42` bits) | — |
-///   | `23 … 31` | sign, `Q` (`85 − m ≥ 54` bits), low `m − 22` bits of `R` | rest of `R` (22 bits), `V` (42 bits) | — |
-///   | `≥ 32` | sign, `Q` (63 bits) | `R` | `V` (64 bits) |
-///
-/// The tables hold **certified** 64-bit bounds of the thresholds and powers, computed
-/// at construction with integer interval arithmetic (128 or 192 fractional bits,
-/// outward rounding; `exp(−x)` by the alternating Taylor series and binary powering of
-/// an enclosure of `e⁻¹`). When the word lies strictly outside the bounds of every
-/// threshold, and `V` outside the enclosure of `αᴿ`, everything is decided by integer
-/// comparisons alone (fast path). Otherwise that uniform is extended with further
-/// words and compared exactly with enclosures refined to its length plus 64 bits,
-/// until decided. No floating point is involved anywhere; the output distribution is
-/// **exactly** the discrete Laplace distribution.
-///
-/// **Draw independence.** Below `τ = 16` a sample draws exactly one word (outside the
-/// fallback event `F`, "some comparison needed more words"). Above, every trial draws
-/// exactly [`words_per_trial`](Self::words_per_trial) words (1 below `τ = 64`, 2 while
-/// `m ≤ 31`, 3 above) before anything else; the number of trials `N` is geometric
-/// (rejections: the sign's, probability `(1 − α)/2`, and `R`'s) and, as in any
-/// rejection sampler with i.i.d. trials, **independent of the accepted value**. So,
-/// outside `F`, the number of words drawn is `N·words_per_trial`, statistically
-/// independent of `Z`.
-///
-/// **Fallback bound.** A table entry leaves at most two values of its word undecided
-/// (its enclosure is narrower than one unit of the word; asserted at construction in
-/// tests). Below `τ = 16` the magnitude table has at most
-/// `⌈τ·(63·ln 2 + ln 2)⌉ + 1 ≤ 712` entries, so a sample falls back with probability
-/// `≤ 2·712/2⁶³ < 2⁻⁵²`. Above, the `Q` table read with `w` bits has at most
-/// `⌈w·ln 2·τ/M⌉ + 1` entries (`τ/M < 64`): at most 2796 for `w = 63`, so its word falls
-/// back with probability `≤ 2·2796/2⁶³ < 2⁻⁵⁰`, and at most 2397 for `w = 54` (the
-/// narrowest, `m = 31`): `≤ 2·2397/2⁵⁴ < 2⁻⁴¹·⁷⁷`. The enclosure of `αᴿ` is at most
-/// `W ≤ 5⌈m/8⌉ − 2 ≤ 38` units of `2⁻⁶⁴` wide (each power entry at most 3, and a product
-/// at most the sum of its factors' widths plus 2; both checked in tests), so `V`, known
-/// to `ℓ` bits, is undecided with probability `≤ (W + 2^(65−ℓ))/2⁶⁴`: `< 2⁻⁴²·⁹` for
-/// `m ≤ 20` (`ℓ = 64 − m`), `< 2⁻⁴⁰·⁹⁹` for `ℓ = 42`, `< 2⁻⁵⁸` with a word of its own.
-/// A trial succeeds with probability at least `exp(−1/32)·(1 − 1/32) > 0.93`, so
-/// `E[N] < 1.07` (and `E[N] < 1.032` from `m = 23` on, where `(1 − α)/2 < 2⁻²⁸`). By the
-/// union bound a sample falls back with probability `Pr[F] < 2⁻⁴²·⁷` for `m ≤ 20` and
-/// `m ≥ 32`, `Pr[F] < 1.07·(2⁻⁵⁰ + 2⁻⁴⁰·⁹⁹) < 2⁻⁴⁰·⁸⁸` for `m = 21, 22`, and
-/// `Pr[F] < 1.032·(2⁻⁴¹·⁷⁷ + 2⁻⁴⁰·⁹⁹) < 2⁻⁴⁰·²⁸` for `23 ≤ m ≤ 31` (the two-word layouts
-/// that spend `V`'s 42 bits and `Q`'s 54 to 62 bits); so below `2⁻⁴⁰` at every scale.
-///
-/// **Batches.** [`sample_into`](Self::sample_into) (and the `release_slice` of
-/// [`Laplace`](crate::Laplace) and [`Geometric`](crate::Geometric)) draw the first
-/// trial of many samples in one call and decide them together; same distribution, same
-/// guarantee.
-///
-/// **Cost.** One word per sample below `τ = 16`; above, one (`τ < 64`), two
-/// (`τ < 2³⁷`, e.g. `τ = 10⁶` or the `τ ≈ 2³⁶` of [`Laplace`](crate::Laplace)) or three
-/// words per trial and `E[N] ≤ 1.07` trials (`≤ 1.04` from `τ = 64` on). In the `Q`
-/// table a guide-table lookup (one bucket read, then one lower bound and two candidate
-/// upper bounds read together and two comparisons, the same for every word); for `R`,
-/// `⌈m/8⌉` table reads and `⌈m/8⌉ − 1` products of 64-bit lower bounds.
-/// Construction computes the tables (at most `2·712` or `2796` certified thresholds and
-/// `⌈m/8⌉·256` powers).
+/// The output distribution is **exact**: integer arithmetic only, with tables of
+/// certified bounds built at construction and an exact fallback where a bound does not
+/// decide. Below `τ = 16` a sample is one 64-bit word (a sign bit and the inversion of
+/// the table of `|Z|`); above, it is the sign-and-geometric rejection sampler of
+/// Canonne, Kamath & Steinke (2020, Algorithm 2), every trial drawing
+/// [`words_per_trial`](Self::words_per_trial) words (1, 2 or 3, a function of `τ`
+/// alone) and `E[N] < 1.07` trials. The number of words drawn is independent of the
+/// sample except on a fallback event of probability below `2⁻⁴⁰` per sample.
+/// [`sample_into`](Self::sample_into) (and the `release_slice` of
+/// [`Laplace`](crate::Laplace) and [`Geometric`](crate::Geometric)) decides many
+/// samples in one branch-free pass, with the same distribution and guarantee. The
+/// module source states the algorithm and proves these bounds.
 ///
 /// ```
 /// use dpmech::sampling::{DiscreteLaplace, Rational};
@@ -182,56 +146,6 @@ pub(crate) trait BatchSink {
 pub struct DiscreteLaplace {
     scale: Rational,
     tables: Arc<Tables>,
-}
-
-/// One trial of [`DiscreteLaplace`] for `τ ≥ 16`, before `R`'s acceptance (see
-/// [`DiscreteLaplace::decode_trial`]).
-#[derive(Debug, Clone, Copy)]
-struct Trial {
-    /// The sign; (negative, 0) must be rejected.
-    negative: bool,
-    /// `G = M·Q + R`.
-    magnitude: u128,
-    /// `R`.
-    remainder: u64,
-    /// The first `uniform_bits` bits of the acceptance uniform `V`.
-    uniform: u64,
-    /// 0 when `M = 1` (nothing to accept), `64 − m` or 42 when `V` shares `R`'s second
-    /// word (`m ≤ 31`), else 64.
-    uniform_bits: u32,
-}
-
-struct Tables {
-    /// `m`, with `M = 2ᵐ`.
-    block_bits: u32,
-    /// The table of `Q` (`63 − low_bits(m)`-bit words).
-    quotient: Cdt,
-    /// `powers[j][d]` encloses `aⱼ^d`, `aⱼ = α^(2⁸ʲ)`, for each byte `j` of `R`
-    /// (`⌈m/8⌉` tables, none when `M = 1`).
-    powers: Vec<[Entry; 256]>,
-    /// The lower bounds of `powers` alone, all the fast path reads (half the cache
-    /// lines).
-    power_lower: Vec<[u64; 256]>,
-    /// `W`, with `2⁶⁴·αʳ ≤ lo + W` for the lower bound `lo` of every `r`: the sum of the
-    /// widths (`hi + 1 − lo`) of the widest entry of each power table, plus 2 per
-    /// product (a product's width is at most its factors' widths plus 2), so that the
-    /// fast path needs only the chain of lower bounds.
-    power_width: u128,
-    /// For `τ < 16`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
-    /// words), so that a sample needs no rejection.
-    magnitude: Option<Cdt>,
-    /// `τ = num/den`, for the exact resolution of an undecided acceptance.
-    num: u64,
-    den: u64,
-}
-
-impl core::fmt::Debug for Tables {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Tables")
-            .field("block_bits", &self.block_bits)
-            .field("power_tables", &self.powers.len())
-            .finish_non_exhaustive()
-    }
 }
 
 impl core::fmt::Debug for DiscreteLaplace {
@@ -251,6 +165,10 @@ impl PartialEq for DiscreteLaplace {
 
 impl Eq for DiscreteLaplace {}
 
+// ======================================================================================
+// Public sampling: the distribution's API and the crate's inlined single sample.
+// ======================================================================================
+
 impl DiscreteLaplace {
     /// The discrete Laplace distribution of scale `τ` (`α = exp(−1/τ)`).
     ///
@@ -260,116 +178,7 @@ impl DiscreteLaplace {
         let tables = cached(&CACHE, scale, || Tables::new(scale));
         Self { scale, tables }
     }
-}
 
-impl Tables {
-    fn new(scale: Rational) -> Self {
-        let (num, den) = (scale.num() as u128, scale.den() as u128);
-        let small = num < 16 * den;
-        // M = 1 below τ = 64; above, the largest power of two ≤ τ/32 (so τ/M ∈ [32, 64)).
-        let block_bits = if num < 64 * den {
-            0
-        } else {
-            127 - (num / (32 * den)).leading_zeros()
-        };
-        let quotient = Cdt::new(
-            Threshold {
-                step: den << block_bits,
-                den: scale.num(),
-                size: None,
-                two_sided: false,
-            },
-            63 - low_bits(block_bits),
-        );
-        let magnitude = small.then(|| {
-            Cdt::new(
-                Threshold {
-                    step: den,
-                    den: scale.num(),
-                    size: None,
-                    two_sided: true,
-                },
-                63,
-            )
-        });
-        // aⱼ = α^(2⁸ʲ) = exp(−2⁸ʲ·den/num) for each byte j of R (2⁸ʲ·den < 2¹²⁰).
-        let powers: Vec<[Entry; 256]> = (0..block_bits.div_ceil(8))
-            .map(|j| powers(&exp_neg(den << (8 * j), scale.num(), BUILD_BITS)))
-            .collect();
-        let power_width = powers_width(&powers);
-        let power_lower = powers.iter().map(|table| table.map(|(lo, _)| lo)).collect();
-        Tables {
-            block_bits,
-            quotient,
-            powers,
-            power_lower,
-            power_width,
-            magnitude,
-            num: scale.num(),
-            den: scale.den(),
-        }
-    }
-
-    /// The lower bound `lo ≤ 2⁶⁴·αʳ`, from one entry per byte of `r` (the same reads and
-    /// products for every `r`); `2⁶⁴·αʳ ≤ lo + power_width` (see `power_width`).
-    #[inline(always)]
-    fn power_lower_bound(&self, r: u64) -> u64 {
-        let low = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
-        combine(&self.power_lower, r, u64::MAX, low)
-    }
-
-    /// The full certified enclosure `(lo, hi)` of `αʳ`, `lo ≤ 2⁶⁴·αʳ ≤ hi + 1` (the
-    /// same products in the same order, so the same `lo` as
-    /// [`power_lower_bound`](Self::power_lower_bound)): the reference of the tests of
-    /// `power_width`.
-    #[cfg(test)]
-    fn enclose_power(&self, r: u64) -> Entry {
-        combine(&self.powers, r, (u64::MAX, u64::MAX), super::fixed_exp::product)
-    }
-
-    /// Whether `V < αʳ`, for `V` uniform on [0, 1) of which the first `len` bits are
-    /// `prefix`: decided by the enclosure `[lo, lo + power_width)` when `V`'s interval
-    /// lies on one side of it, else exactly (further words).
-    #[inline(always)]
-    fn accept<R: CryptoRng + ?Sized>(
-        &self,
-        r: u64,
-        prefix: u64,
-        len: u32,
-        bits: &mut BitSource<'_, R>,
-    ) -> bool {
-        let lo = self.power_lower_bound(r);
-        let shift = 64 - len;
-        // (prefix + 1)·2^shift ≤ lo, in 64-bit arithmetic: V < (prefix + 1)/2^len ≤ αʳ.
-        // The common case (αᴿ > 0.969) first.
-        if prefix < lo >> shift {
-            return true;
-        }
-        let lo = u128::from(lo);
-        let start = u128::from(prefix) << shift;
-        if start >= lo + self.power_width {
-            false // V ≥ start/2⁶⁴ ≥ (lo + W)/2⁶⁴ ≥ αʳ
-        } else {
-            self.accept_exactly(r, prefix, len, bits)
-        }
-    }
-
-    #[cold]
-    fn accept_exactly<R: CryptoRng + ?Sized>(
-        &self,
-        r: u64,
-        prefix: u64,
-        len: u32,
-        bits: &mut BitSource<'_, R>,
-    ) -> bool {
-        // αʳ = exp(−r·den/num); r < 2⁶¹ and den < 2⁶⁴, so r·den < 2¹²⁵.
-        let num = Big::from_u128(u128::from(r) * u128::from(self.den));
-        let den = Big::from_u128(u128::from(self.num));
-        exact_less_exp_neg(&mut LazyUniform::new(prefix, u64::from(len)), &num, &den, bits)
-    }
-}
-
-impl DiscreteLaplace {
     /// The scale τ.
     pub fn scale(&self) -> Rational {
         self.scale
@@ -385,6 +194,26 @@ impl DiscreteLaplace {
             m if m <= TWO_WORD_MAX_BITS => 2,
             _ => 3,
         }
+    }
+
+    /// One sample, saturating to the `i64` range.
+    #[inline]
+    pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
+        let mut out = [0];
+        self.sample_one(&mut Saturated(&mut out), &mut BitSource::new(rng));
+        out[0]
+    }
+
+    /// Fills `out` with independent samples (saturating to `i64`): the distribution of
+    /// [`sample`](Self::sample) called `out.len()` times, and as many words in
+    /// distribution, independent of the samples outside the fallback event. Use it for
+    /// many values at one scale: at two-word scales (`64 ≤ τ < 2³⁷`) it draws the first
+    /// trial of up to 48 samples in one generator call and decides them in one
+    /// branch-free pass (the few rejected or undecided trials are finished one by one),
+    /// which is faster than a call per sample; the words go to the trials in a
+    /// different order than `sample`'s, so the values differ from theirs.
+    pub fn sample_into<R: CryptoRng + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
+        self.sample_batch(out.len(), &mut Saturated(out), &mut BitSource::new(rng));
     }
 
     /// One sample, from a bit source, as an `i128`. Draws whole words
@@ -410,7 +239,48 @@ impl DiscreteLaplace {
             }
         }
     }
+}
 
+/// Clamps an `i128` into the `i64` range.
+#[inline]
+pub(crate) fn saturate_i64(value: i128) -> i64 {
+    i64::try_from(value).unwrap_or(if value < 0 { i64::MIN } else { i64::MAX })
+}
+
+// ======================================================================================
+// Batch path: many samples' first trials decided in one branch-free pass.
+// ======================================================================================
+
+/// Trials a batch of two-word trials ([`DiscreteLaplace::sample_batch`]) decides at
+/// once: their words are drawn in one call (768 bytes).
+const BATCH_SAMPLES: usize = 48;
+
+/// Where [`DiscreteLaplace::sample_batch`] puts its samples: sample `i` of the batch goes
+/// to `narrow` or to `wide`, or to `narrow` and then to `wide` (when the fast pass did not
+/// decide its trial); the last value given is the sample.
+pub(crate) trait BatchSink {
+    /// Sample `i`, with `|z| < 2⁴⁸`.
+    fn narrow(&mut self, i: usize, z: i64);
+    /// Sample `i`, of any size; it replaces any earlier `narrow` value of `i`.
+    fn wide(&mut self, i: usize, z: i128);
+}
+
+/// Samples saturated to `i64`, by index.
+struct Saturated<'a>(&'a mut [i64]);
+
+impl BatchSink for Saturated<'_> {
+    #[inline(always)]
+    fn narrow(&mut self, i: usize, z: i64) {
+        self.0[i] = z;
+    }
+
+    #[inline(always)]
+    fn wide(&mut self, i: usize, z: i128) {
+        self.0[i] = saturate_i64(z);
+    }
+}
+
+impl DiscreteLaplace {
     /// `n` independent samples, handed to `sink` by index (see [`BatchSink`] for the
     /// order). For two-word trials (`64 ≤ τ < 2³⁷`) the words of every
     /// sample's first trial are drawn in bulk ([`BitSource::fill_bytes`], up to
@@ -543,7 +413,66 @@ impl DiscreteLaplace {
             low: low_bits(m),
         }
     }
+}
 
+/// A two-word trial decided by integer comparisons alone ([`DiscreteLaplace::sample_batch`]).
+struct FastTwoWord<'a, const P: usize> {
+    guide: GuideView<'a>,
+    /// The lower bounds of the `P = ⌈m/8⌉` power tables.
+    powers: &'a [[u64; 256]; P],
+    m: u32,
+    /// `low_bits(m)`.
+    low: u32,
+}
+
+impl<const P: usize> FastTwoWord<'_, P> {
+    /// The trial of the words `first`, `second`, without a branch: its sample and
+    /// `true` when the `Q` word decides the table, `V` is certainly below `αᴿ` (as in
+    /// `decode_trial` and `Tables::accept`) and the pair (negative, 0) was not drawn;
+    /// otherwise `false`, with a meaningless sample (the trial is then
+    /// [`DiscreteLaplace::accepted_trial`]'s). Either way `|sample| < 2⁴⁸`: `Q` is at
+    /// most the table's size (below 2¹⁶, a guide's limit) and `R < 2³¹`.
+    #[inline(always)]
+    fn decide(&self, first: u64, second: u64) -> (i64, bool) {
+        let (m, low) = (self.m, self.low);
+        let high = m - low;
+        let (q, q_decided) = self.guide.locate((first & (u64::MAX >> 1)) >> low);
+        let r = (first & ((1u64 << low) - 1)) | ((second & ((1u64 << high) - 1)) << low);
+        let lower = combine(self.powers, r, u64::MAX, |a, b| {
+            ((u128::from(a) * u128::from(b)) >> 64) as u64
+        });
+        // V < (prefix + 1)/2^len ≤ αᴿ, the prefix being `second >> high` (len = 64 − high).
+        let accepted = second >> high < lower >> high;
+        let negative = first >> 63;
+        let magnitude = ((q as u64) << m) | r;
+        let decided = q_decided & accepted & ((negative == 0) | (magnitude != 0));
+        let mask = (negative as i64).wrapping_neg();
+        (((magnitude as i64) ^ mask) - mask, decided)
+    }
+}
+
+// ======================================================================================
+// One trial: a sample below τ = 16, and one rejection trial above.
+// ======================================================================================
+
+/// One trial of [`DiscreteLaplace`] for `τ ≥ 16`, before `R`'s acceptance (see
+/// [`DiscreteLaplace::decode_trial`]).
+#[derive(Debug, Clone, Copy)]
+struct Trial {
+    /// The sign; (negative, 0) must be rejected.
+    negative: bool,
+    /// `G = M·Q + R`.
+    magnitude: u128,
+    /// `R`.
+    remainder: u64,
+    /// The first `uniform_bits` bits of the acceptance uniform `V`.
+    uniform: u64,
+    /// 0 when `M = 1` (nothing to accept), `64 − m` or 42 when `V` shares `R`'s second
+    /// word (`m ≤ 31`), else 64.
+    uniform_bits: u32,
+}
+
+impl DiscreteLaplace {
     /// A sample for `τ < 16` from its one word: the sign (top bit) and `|Z|` by
     /// inversion; a zero ignores the sign.
     #[inline(always)]
@@ -639,52 +568,153 @@ impl DiscreteLaplace {
             uniform_bits,
         }
     }
+}
 
-    /// One sample, saturating to the `i64` range.
-    #[inline]
-    pub fn sample<R: CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
-        let mut out = [0];
-        self.sample_one(&mut Saturated(&mut out), &mut BitSource::new(rng));
-        out[0]
+// ======================================================================================
+// Tables: the certified tables of one scale, built once and shared.
+// ======================================================================================
+
+/// Tables built so far, by scale.
+static CACHE: TableCache<Rational, Tables> = OnceLock::new();
+
+/// Up to this many bits of `R` (`m ≤ 31`, `τ < 2³⁷`), a trial draws two words: the
+/// acceptance uniform `V` shares `R`'s second word; above, `R` has the second word
+/// and `V` a third.
+const TWO_WORD_MAX_BITS: u32 = 31;
+
+/// The fewest bits of `V` in a two-word trial: when `m > 64 − 42 = 22`, the lowest
+/// `m − 22` bits of `R` come from the first word (below the `Q` word), so that `V`
+/// keeps 42 bits of the second.
+const UNIFORM_MIN_BITS: u32 = 42;
+
+struct Tables {
+    /// `m`, with `M = 2ᵐ`.
+    block_bits: u32,
+    /// The table of `Q` (`63 − low_bits(m)`-bit words).
+    quotient: Cdt,
+    /// `powers[j][d]` encloses `aⱼ^d`, `aⱼ = α^(2⁸ʲ)`, for each byte `j` of `R`
+    /// (`⌈m/8⌉` tables, none when `M = 1`).
+    powers: Vec<[Entry; 256]>,
+    /// The lower bounds of `powers` alone, all the fast path reads (half the cache
+    /// lines).
+    power_lower: Vec<[u64; 256]>,
+    /// `W`, with `2⁶⁴·αʳ ≤ lo + W` for the lower bound `lo` of every `r`: the sum of the
+    /// widths (`hi + 1 − lo`) of the widest entry of each power table, plus 2 per
+    /// product (a product's width is at most its factors' widths plus 2), so that the
+    /// fast path needs only the chain of lower bounds.
+    power_width: u128,
+    /// For `τ < 16`: the table of `|Z|` itself, `Pr[|Z| ≥ c] = 2αᶜ/(1 + α)` (63-bit
+    /// words), so that a sample needs no rejection.
+    magnitude: Option<Cdt>,
+    /// `τ = num/den`, for the exact resolution of an undecided acceptance.
+    num: u64,
+    den: u64,
+}
+
+impl core::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Tables")
+            .field("block_bits", &self.block_bits)
+            .field("power_tables", &self.powers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tables {
+    fn new(scale: Rational) -> Self {
+        let (num, den) = (scale.num() as u128, scale.den() as u128);
+        let small = num < 16 * den;
+        // M = 1 below τ = 64; above, the largest power of two ≤ τ/32 (so τ/M ∈ [32, 64)).
+        let block_bits = if num < 64 * den {
+            0
+        } else {
+            127 - (num / (32 * den)).leading_zeros()
+        };
+        let quotient = Cdt::new(
+            Threshold {
+                step: den << block_bits,
+                den: scale.num(),
+                size: None,
+                two_sided: false,
+            },
+            63 - low_bits(block_bits),
+        );
+        let magnitude = small.then(|| {
+            Cdt::new(
+                Threshold {
+                    step: den,
+                    den: scale.num(),
+                    size: None,
+                    two_sided: true,
+                },
+                63,
+            )
+        });
+        // aⱼ = α^(2⁸ʲ) = exp(−2⁸ʲ·den/num) for each byte j of R (2⁸ʲ·den < 2¹²⁰).
+        let powers: Vec<[Entry; 256]> = (0..block_bits.div_ceil(8))
+            .map(|j| powers(&exp_neg(den << (8 * j), scale.num(), BUILD_BITS)))
+            .collect();
+        let power_width = powers_width(&powers);
+        let power_lower = powers.iter().map(|table| table.map(|(lo, _)| lo)).collect();
+        Tables {
+            block_bits,
+            quotient,
+            powers,
+            power_lower,
+            power_width,
+            magnitude,
+            num: scale.num(),
+            den: scale.den(),
+        }
     }
 
-    /// Fills `out` with independent samples (saturating to `i64`): the distribution of
-    /// [`sample`](Self::sample) called `out.len()` times, and as many words in
-    /// distribution, independent of the samples outside the fallback event. Use it for
-    /// many values at one scale: at two-word scales (`64 ≤ τ < 2³⁷`) it draws the first
-    /// trial of up to 48 samples in one generator call and decides them in one
-    /// branch-free pass (the few rejected or undecided trials are finished one by one),
-    /// which is faster than a call per sample; the words go to the trials in a
-    /// different order than `sample`'s, so the values differ from theirs.
-    pub fn sample_into<R: CryptoRng + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
-        self.sample_batch(out.len(), &mut Saturated(out), &mut BitSource::new(rng));
+    /// The lower bound `lo ≤ 2⁶⁴·αʳ`, from one entry per byte of `r` (the same reads and
+    /// products for every `r`); `2⁶⁴·αʳ ≤ lo + power_width` (see `power_width`).
+    #[inline(always)]
+    fn power_lower_bound(&self, r: u64) -> u64 {
+        let low = |a: u64, b: u64| ((u128::from(a) * u128::from(b)) >> 64) as u64;
+        combine(&self.power_lower, r, u64::MAX, low)
     }
 
-    /// The table entries left undecided per entry, at most (≤ 2 by construction), the
-    /// size of the `Q` table, the widest power entry (units of `2⁻⁶⁴`) and the size of
-    /// the magnitude table: the inputs of the fallback bound.
-    #[cfg(test)]
-    fn table_shape(&self) -> (u64, usize, u128, Option<usize>) {
-        let t = &*self.tables;
-        let worst = [&t.quotient]
-            .into_iter()
-            .chain(&t.magnitude)
-            .map(super::certified::probe::max_undecided_per_entry)
-            .max()
-            .unwrap_or(0);
-        let widest = t
-            .powers
-            .iter()
-            .flatten()
-            .map(|&(lo, hi)| u128::from(hi) + 1 - u128::from(lo))
-            .max()
-            .unwrap_or(0);
-        (
-            worst,
-            super::certified::probe::len(&t.quotient),
-            widest,
-            t.magnitude.as_ref().map(super::certified::probe::len),
-        )
+    /// Whether `V < αʳ`, for `V` uniform on [0, 1) of which the first `len` bits are
+    /// `prefix`: decided by the enclosure `[lo, lo + power_width)` when `V`'s interval
+    /// lies on one side of it, else exactly (further words).
+    #[inline(always)]
+    fn accept<R: CryptoRng + ?Sized>(
+        &self,
+        r: u64,
+        prefix: u64,
+        len: u32,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        let lo = self.power_lower_bound(r);
+        let shift = 64 - len;
+        // (prefix + 1)·2^shift ≤ lo, in 64-bit arithmetic: V < (prefix + 1)/2^len ≤ αʳ.
+        // The common case (αᴿ > 0.969) first.
+        if prefix < lo >> shift {
+            return true;
+        }
+        let lo = u128::from(lo);
+        let start = u128::from(prefix) << shift;
+        if start >= lo + self.power_width {
+            false // V ≥ start/2⁶⁴ ≥ (lo + W)/2⁶⁴ ≥ αʳ
+        } else {
+            self.accept_exactly(r, prefix, len, bits)
+        }
+    }
+
+    #[cold]
+    fn accept_exactly<R: CryptoRng + ?Sized>(
+        &self,
+        r: u64,
+        prefix: u64,
+        len: u32,
+        bits: &mut BitSource<'_, R>,
+    ) -> bool {
+        // αʳ = exp(−r·den/num); r < 2⁶¹ and den < 2⁶⁴, so r·den < 2¹²⁵.
+        let num = Big::from_u128(u128::from(r) * u128::from(self.den));
+        let den = Big::from_u128(u128::from(self.num));
+        exact_less_exp_neg(&mut LazyUniform::new(prefix, u64::from(len)), &num, &den, bits)
     }
 }
 
@@ -737,18 +767,51 @@ fn low_bits(m: u32) -> u32 {
     }
 }
 
-/// Clamps an `i128` into the `i64` range.
-#[inline]
-pub(crate) fn saturate_i64(value: i128) -> i64 {
-    i64::try_from(value).unwrap_or(if value < 0 { i64::MIN } else { i64::MAX })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sampling::certified::{LOG_GUIDE_BITS, probe};
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
+
+    /// The table entries left undecided per entry, at most (≤ 2 by construction), the
+    /// size of the `Q` table, the widest power entry (units of `2⁻⁶⁴`) and the size of
+    /// the magnitude table: the inputs of the fallback bound.
+    fn table_shape(noise: &DiscreteLaplace) -> (u64, usize, u128, Option<usize>) {
+        let t = &*noise.tables;
+        let worst = [&t.quotient]
+            .into_iter()
+            .chain(&t.magnitude)
+            .map(probe::max_undecided_per_entry)
+            .max()
+            .unwrap_or(0);
+        let widest = t
+            .powers
+            .iter()
+            .flatten()
+            .map(|&(lo, hi)| u128::from(hi) + 1 - u128::from(lo))
+            .max()
+            .unwrap_or(0);
+        (
+            worst,
+            probe::len(&t.quotient),
+            widest,
+            t.magnitude.as_ref().map(probe::len),
+        )
+    }
+
+    /// The full certified enclosure `(lo, hi)` of `αʳ`, `lo ≤ 2⁶⁴·αʳ ≤ hi + 1` (the
+    /// same products in the same order, so the same `lo` as
+    /// [`Tables::power_lower_bound`]): the reference of the tests of
+    /// `power_width`.
+    fn enclose_power(t: &Tables, r: u64) -> Entry {
+        combine(
+            &t.powers,
+            r,
+            (u64::MAX, u64::MAX),
+            crate::sampling::fixed_exp::product,
+        )
+    }
 
     fn scales() -> Vec<Rational> {
         [
@@ -792,7 +855,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0xFA11);
         for scale in scales() {
             let noise = DiscreteLaplace::new(scale);
-            let (worst, q_len, widest, magnitude) = noise.table_shape();
+            let (worst, q_len, widest, magnitude) = table_shape(&noise);
             assert!(worst <= 2, "{scale:?}: {worst}");
             // Guided (one bucket read, one comparison), so the look-up's work is the same
             // for every word.
@@ -826,7 +889,7 @@ mod tests {
                 assert!(w <= 5 * u128::from(m.div_ceil(8)).max(1) - 2, "{scale:?}: {w}");
                 for _ in 0..10_000 {
                     let r = rng.next_u64() & ((1u64 << m) - 1);
-                    let (lo, hi) = t.enclose_power(r);
+                    let (lo, hi) = enclose_power(t, r);
                     assert_eq!(lo, t.power_lower_bound(r), "{scale:?}, r = {r}");
                     assert!(u128::from(hi) + 1 - u128::from(lo) <= w, "{scale:?}, r = {r}");
                 }
@@ -1083,7 +1146,7 @@ mod tests {
             let mut planted = 0;
             for i in 0..255_000u64 {
                 let r = rng.next_u64() & ((1u64 << m) - 1);
-                let (lo, hi) = t.enclose_power(r);
+                let (lo, hi) = enclose_power(t, r);
                 assert_eq!(lo, t.power_lower_bound(r));
                 // lo·2⁶⁴ ≤ 2¹²⁸·αʳ ≤ (hi + 1)·2⁶⁴ ≤ (lo + W)·2⁶⁴: the fast path's bounds.
                 let exact = exact_exp_neg(u128::from(r) * u128::from(den), num, 128);
