@@ -315,11 +315,14 @@ impl Gaussian {
 
     /// A half-width `w` with `Pr[|M(x) − f(x)| > w] ≤ β` for one release:
     /// `σ·√(2 ln(2/β)) + g/2` (subgaussian tail of the discrete Gaussian, CKS20, plus
-    /// the rounding of the input). `β` must lie in (0, 1).
+    /// the rounding of the input). `β` must lie in (0, 1); every such β is met with a
+    /// finite half-width (`ln(2/β)` is `ln 2 − ln β`: no overflow for a subnormal β),
+    /// and a half-width beyond `f64` is refused ([`Error::Unattainable`]).
     pub fn accuracy(&self, beta: f64) -> Result<f64, Error> {
+        use crate::statistics::accuracy::{finite_half_width, ln_ratio_up};
         let beta = super::check_beta(beta)?;
-        let tail = round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta))));
-        Ok(round::add_up(
+        let tail = round::sqrt_up(round::mul_up(2.0, ln_ratio_up(2.0, beta)));
+        finite_half_width(round::add_up(
             round::mul_up(self.sigma(), tail),
             self.granularity() / 2.0,
         ))

@@ -2,6 +2,12 @@
 //!
 //! Every half-width here is rounded **up** (a promised interval is never too narrow),
 //! and every "ε needed" is rounded up too (enough budget to meet the target).
+//!
+//! Every confidence level `β ∈ (0, 1)` is met, however small (down to the smallest
+//! subnormal, 5·10⁻³²⁴, where `ln(1/β) ≈ 744.4`): `ln(c/β)` is computed as
+//! `ln c − ln β`, so `1/β` never overflows. A half-width that is not a finite `f64`
+//! (a scale near `f64::MAX`) is refused with [`Error::Unattainable`], never returned
+//! as `+∞`.
 
 use crate::Error;
 use crate::mechanisms::check_beta;
@@ -19,6 +25,24 @@ fn check_positive(name: &'static str, value: f64) -> Result<f64, Error> {
     }
 }
 
+/// An upper bound on `ln(c/β)` for `c ≥ 1` and `β ∈ (0, 1)`, finite even when `c/β`
+/// overflows (`β` subnormal): `ln c − ln β`, each logarithm rounded outward.
+pub(crate) fn ln_ratio_up(c: f64, beta: f64) -> f64 {
+    round::add_up(round::ln_up(c), -round::ln_down(beta)).max(0.0)
+}
+
+/// `width` if it is a finite `f64`, else a typed error (a promised half-width of `+∞`
+/// promises nothing).
+pub(crate) fn finite_half_width(width: f64) -> Result<f64, Error> {
+    if width.is_finite() {
+        Ok(width)
+    } else {
+        Err(Error::Unattainable {
+            what: "the half-width overflows f64 at this scale and confidence level: use a smaller scale",
+        })
+    }
+}
+
 /// Half-width `w = b·ln(1/β)` with `Pr[|Lap(b)| ≥ w] = β`: a released value lies within
 /// `w` of the true one with probability `1 − β`.
 ///
@@ -30,7 +54,7 @@ fn check_positive(name: &'static str, value: f64) -> Result<f64, Error> {
 pub fn laplace_half_width(scale: f64, beta: f64) -> Result<f64, Error> {
     let scale = check_positive("scale", scale)?;
     let beta = check_beta(beta)?;
-    Ok(round::mul_up(scale, round::ln_up(1.0 / beta).max(0.0)))
+    finite_half_width(round::mul_up(scale, ln_ratio_up(1.0, beta)))
 }
 
 /// The smallest ε for which the Laplace mechanism of sensitivity `Δ` has half-width at
@@ -39,7 +63,7 @@ pub fn laplace_epsilon_for_half_width(sensitivity: f64, half_width: f64, beta: f
     let sensitivity = check_positive("sensitivity", sensitivity)?;
     let half_width = check_positive("half_width", half_width)?;
     let beta = check_beta(beta)?;
-    let epsilon = round::div_up(round::mul_up(sensitivity, round::ln_up(1.0 / beta)), half_width);
+    let epsilon = round::div_up(round::mul_up(sensitivity, ln_ratio_up(1.0, beta)), half_width);
     check_epsilon(epsilon)
 }
 
@@ -51,7 +75,7 @@ pub fn laplace_vector_half_width(scale: f64, n: usize, beta: f64) -> Result<f64,
     if n == 0 {
         return Err(Error::EmptyInput { what: "the vector" });
     }
-    Ok(round::mul_up(scale, round::ln_up(n as f64 / beta).max(0.0)))
+    finite_half_width(round::mul_up(scale, ln_ratio_up(round::u64_up(n as u64), beta)))
 }
 
 /// The smallest ε (found by bisection, to a relative `10⁻⁹`, returning the end of the
@@ -229,6 +253,36 @@ mod tests {
         }
         assert!(belief_bounds(1.5, 1.0).is_err() && belief_bounds(0.5, -1.0).is_err());
         assert!(laplace_vector_half_width(1.0, 0, 0.1).is_err());
+    }
+
+    #[test]
+    fn tiny_confidence_levels_give_finite_half_widths_and_huge_ones_are_refused() {
+        let tiny = 5e-324f64; // the smallest subnormal: 1/β overflows
+        let ln_inv = -tiny.ln(); // 744.44
+        let w = laplace_half_width(1.0, tiny).unwrap();
+        assert!(w >= ln_inv && w < ln_inv * (1.0 + 1e-12), "{w}");
+        let v = laplace_vector_half_width(1.0, 10, tiny).unwrap();
+        assert!(
+            v >= ln_inv + 10f64.ln() && v < (ln_inv + 10f64.ln()) * (1.0 + 1e-12),
+            "{v}"
+        );
+        // The same values as before for ordinary β (the old form ln(n/β)).
+        assert!(laplace_vector_half_width(2.0, 3, 0.05).unwrap() >= 2.0 * 60f64.ln());
+        let g = crate::Gaussian::analytic(1.0, 1.0, 1e-5).unwrap();
+        let a = g.accuracy(tiny).unwrap();
+        let sigma = g.sigma();
+        assert!(
+            a.is_finite() && a >= sigma * (2.0 * (2f64.ln() + ln_inv)).sqrt(),
+            "{a}"
+        );
+        assert!(laplace_epsilon_for_half_width(1.0, 1.0, tiny).unwrap() >= ln_inv);
+        // A half-width beyond f64: typed error, not +∞.
+        for got in [
+            laplace_half_width(f64::MAX, 0.01),
+            laplace_vector_half_width(f64::MAX, 2, 0.5),
+        ] {
+            assert!(matches!(got, Err(Error::Unattainable { .. })), "{got:?}");
+        }
     }
 
     #[test]
