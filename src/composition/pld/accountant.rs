@@ -71,11 +71,20 @@ pub struct PldAccountant {
 impl PldAccountant {
     /// Accepts the plan if its PLD composition is `(ε′, δ)`-DP with `ε′ ≤ epsilon`;
     /// otherwise [`Error::BudgetExceeded`] (nothing can be released).
+    ///
+    /// Cost: one [`Pld::self_compose`] per step and one [`Pld::compose`] between steps.
+    /// A step's count above [`MAX_SELF_COMPOSITIONS`](super::MAX_SELF_COMPOSITIONS)
+    /// (2³²) is refused with [`Error::InvalidParameter`] before anything is composed.
     pub fn new(epsilon: f64, delta: f64, steps: Vec<PldStep>) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         let delta = check_delta(delta)?;
         if steps.is_empty() {
             return Err(Error::EmptyInput { what: "the plan" });
+        }
+        for step in &steps {
+            if step.count > 0 {
+                super::check_count(step.count)?;
+            }
         }
         let counts: Vec<u64> = steps.iter().map(|s| s.count).collect();
         let total = composed(&steps, &counts)?.ok_or(Error::EmptyInput {

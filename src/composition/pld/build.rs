@@ -3,7 +3,7 @@
 //! Every mass is an upper bound on the true mass of its grid point (outward rounding
 //! through [`crate::privacy::round`]); every loss is rounded up to the grid.
 
-use super::dist::{Dist, MAX_POINTS};
+use super::dist::Dist;
 use super::{Grid, Pld};
 use crate::Error;
 use crate::mechanisms::erfc;
@@ -20,14 +20,27 @@ const U: f64 = f64::EPSILON / 2.0;
 /// Largest ε a builder accepts: beyond it `e^ε` overflows and nothing is learned.
 const MAX_EPSILON: f64 = 700.0;
 
+/// Most grid points a builder lays out per direction ([`super::MAX_BUILD_POINTS`]).
+const MAX_BUILD_POINTS: usize = super::MAX_BUILD_POINTS;
+
 /// The grid's step for a mechanism of loss scale `scale`, doubled until `width` spans
-/// at most `MAX_POINTS − 2` points.
-fn step_for(width: f64, scale: f64, grid: Grid) -> f64 {
+/// at most `MAX_BUILD_POINTS − 8` points (a coarser step rounds up, never less safe).
+/// A width that is not finite (a loss range that overflows) is a typed error: no step
+/// could hold it, and a step of `+∞` would put every loss at one point.
+fn step_for(width: f64, scale: f64, grid: Grid) -> Result<f64, Error> {
+    if !(width.is_finite() && width >= 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "width",
+            value: width,
+            reason: "the range of privacy losses of these parameters is not finite in f64; \
+                     use more noise or a larger epsilon-scale grid",
+        });
+    }
     let mut h = grid.step_for_scale(scale);
-    while width / h > (MAX_POINTS - 2) as f64 {
+    while width / h > (MAX_BUILD_POINTS - 8) as f64 {
         h *= 2.0;
     }
-    h
+    Ok(h)
 }
 
 /// `⌈loss/h⌉`, never below the exact value.
@@ -143,7 +156,7 @@ impl Pld {
     /// is much tighter under composition than the generic [`pure`](Self::pure) one.
     pub fn laplace(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
         let eps = check_large_epsilon(epsilon)?;
-        let h = step_for(2.0 * eps, eps, grid);
+        let h = step_for(2.0 * eps, eps, grid)?;
         let (lo, hi) = (index_up(-eps, h), index_up(eps, h));
         let mut b = Buckets::new(h, lo, hi);
         b.add(eps, 0.5);
@@ -178,7 +191,7 @@ impl Pld {
         // follows g(ε), so the input step follows g(ε)/g′(ε) (never above ε).
         let g_eps = (q * eps.exp_m1()).ln_1p();
         let slope = q / (q + (1.0 - q) * (-eps).exp());
-        let h = step_for(2.0 * eps, (g_eps / slope).min(eps), grid);
+        let h = step_for(2.0 * eps, (g_eps / slope).min(eps), grid)?;
         let mut atoms = vec![
             Atom::exact(eps, 0.5),
             Atom::exact(-eps, 0.5 * round::exp_up(-eps)),
@@ -199,13 +212,13 @@ impl Pld {
     }
 
     /// The discrete Laplace (geometric) mechanism `Pr[Z = z] ∝ e^(−|z|/t)` on integer
-    /// queries of sensitivity `Δ` (at most 2²⁴): loss `(|x − Δ| − |x|)/t` for
+    /// queries of sensitivity `Δ` (at most 2²⁰: the cost is one atom per unit of `Δ`): loss `(|x − Δ| − |x|)/t` for
     /// `x ~ P`. Pure (Δ/t)-DP.
     pub fn discrete_laplace(scale: f64, sensitivity: u64, grid: Grid) -> Result<Pld, Error> {
         let atoms = discrete_laplace_atoms(scale, sensitivity)?;
         // The losses are multiples of 1/t: the relative grid follows 1/t, not Δ/t.
         let points: Vec<(f64, f64)> = atoms.iter().map(|a| (a.loss_up, a.mass)).collect();
-        let h = atom_step(&[&points], Some(round::div_up(1.0, scale)), grid);
+        let h = atom_step(&[&points], Some(round::div_up(1.0, scale)), grid)?;
         Ok(Pld::symmetric(atom_dist(&points, 0.0, h), grid))
     }
 
@@ -234,7 +247,7 @@ impl Pld {
         // Buckets are split between their grid points (`Buckets::add_split`): the
         // default step is 2⁻⁷ of the loss's standard deviation s (not 2⁻¹⁰: the split
         // costs only second-order tightness, and composition coarsens it anyway).
-        let h = step_for(2.0 * z_t * s + 2.0, 8.0 * s, grid);
+        let h = step_for(2.0 * z_t * s + 2.0, 8.0 * s, grid)?;
         let (lo, hi) = (index_up(mu.1 - z_t * s, h), index_up(mu.1 + z_t * s, h));
         // Grid point j ↔ o_j ≤ (jh + μ)/s, so L(o_j) ≤ jh; bucket j is (o_(j−1), o_j].
         let point = |j: i64| {
@@ -294,7 +307,7 @@ impl Pld {
         // Loss (Δ² − 2xΔ)/(2σ²), rounded up; scale Δ/σ as for the Gaussian.
         let loss_up = |x: f64| round::div_up(round::sub_up(d * d, round::mul_down(2.0 * x, d)), two_var_down);
         let (lowest, highest) = (loss_up(reach), loss_up(-reach));
-        let h = step_for(highest - lowest + 2.0, round::div_up(d, sigma), grid);
+        let h = step_for(highest - lowest + 2.0, round::div_up(d, sigma), grid)?;
         let mut b = Buckets::new(h, index_up(lowest, h), index_up(highest, h));
         let mut x = -reach;
         while x <= reach {
@@ -459,7 +472,7 @@ impl Pld {
             });
         }
         let atoms = randomized_response_atoms(k, epsilon)?;
-        Ok(Self::atoms(&atoms, 0.0, grid))
+        Self::atoms(&atoms, 0.0, grid)
     }
 
     /// The worst case of any pure ε-DP mechanism (its PLD dominates theirs: Kairouz,
@@ -475,7 +488,7 @@ impl Pld {
             return Self::pure(epsilon, grid);
         }
         let (atoms, delta) = approximate_atoms(epsilon, delta)?;
-        Ok(Self::atoms(&atoms, delta, grid))
+        Self::atoms(&atoms, delta, grid)
     }
 
     /// The worst-case PLD of a stated guarantee: [`pure`](Self::pure) for ε-DP,
@@ -495,10 +508,10 @@ impl Pld {
     }
 
     /// A PLD from point masses and the mass at `+∞` (the same in both directions).
-    fn atoms(atoms: &[Atom], infinity: f64, grid: Grid) -> Pld {
+    fn atoms(atoms: &[Atom], infinity: f64, grid: Grid) -> Result<Pld, Error> {
         let points: Vec<(f64, f64)> = atoms.iter().map(|a| (a.loss_up, a.mass)).collect();
-        let h = atom_step(&[&points], None, grid);
-        Pld::symmetric(atom_dist(&points, infinity, h), grid)
+        let h = atom_step(&[&points], None, grid)?;
+        Ok(Pld::symmetric(atom_dist(&points, infinity, h), grid))
     }
 
     /// **Poisson subsampling** with rate `q ∈ (0, 1]` (each record enters the
@@ -602,7 +615,7 @@ impl Pld {
                 ),
             ),
         ];
-        Ok(Self::atoms(&atoms, round::mul_up(gamma, delta), grid))
+        Self::atoms(&atoms, round::mul_up(gamma, delta), grid)
     }
 
     /// Poisson subsampling with rate `q` (add/remove, as in
@@ -634,7 +647,7 @@ impl Pld {
     fn subsampled_atoms(atoms: &[Atom], delta: f64, q: f64, grid: Grid) -> Result<Pld, Error> {
         check_sampling_rate(q)?;
         if q == 1.0 {
-            return Ok(Self::atoms(atoms, delta, grid));
+            return Self::atoms(atoms, delta, grid);
         }
         let stay = round::sub_up(1.0, q);
         // Remove: P' = qP + (1 − q)Q against Q. An atom of P-mass p and loss l has Q-mass
@@ -663,7 +676,7 @@ impl Pld {
             forward.push((ln_stay + slack, round::mul_up(stay, delta)));
             backward.push((-ln_stay + slack, delta));
         }
-        let h = atom_step(&[&forward, &backward], None, grid);
+        let h = atom_step(&[&forward, &backward], None, grid)?;
         Ok(Pld {
             tail: grid.tail,
             forward: atom_dist(&forward, round::mul_up(q, delta), h),
@@ -710,7 +723,7 @@ fn laplace_buckets(eps: f64, h: f64) -> impl Iterator<Item = (i64, f64)> {
 }
 
 /// One step for several atom lists, relative to `scale` (default: their largest loss).
-fn atom_step(lists: &[&[(f64, f64)]], scale: Option<f64>, grid: Grid) -> f64 {
+fn atom_step(lists: &[&[(f64, f64)]], scale: Option<f64>, grid: Grid) -> Result<f64, Error> {
     let (min, max) = lists
         .iter()
         .flat_map(|l| l.iter())
@@ -785,6 +798,10 @@ fn approximate_atoms(epsilon: f64, delta: f64) -> Result<(Vec<Atom>, f64), Error
     Ok((atoms, delta))
 }
 
+/// Largest integer sensitivity of the discrete Laplace builders: they enumerate one
+/// atom per unit of sensitivity, so this bounds their cost (about 0.2 s at the maximum).
+const MAX_DISCRETE_LAPLACE_SENSITIVITY: u64 = 1 << 20;
+
 /// A Poisson sampling rate in `(0, 1]`.
 fn check_sampling_rate(q: f64) -> Result<(), Error> {
     if q > 0.0 && q <= 1.0 {
@@ -819,7 +836,7 @@ fn discrete_laplace_atoms(scale: f64, sensitivity: u64) -> Result<Vec<Atom>, Err
             reason: "the scale must be finite and > 0",
         });
     }
-    let d = check_integer_sensitivity(sensitivity, 1 << 24)?;
+    let d = check_integer_sensitivity(sensitivity, MAX_DISCRETE_LAPLACE_SENSITIVITY)?;
     check_large_epsilon(round::div_up(d, scale))?;
     let loss = |numerator: f64| Atom {
         loss_down: round::div_down(numerator, scale),
@@ -886,7 +903,21 @@ impl MixturePair {
         // relative default grid takes 1/16 of (an estimate of) its standard deviation,
         // q·√(e^(s²) − 1), instead of 2⁻¹⁰ of the far wider support.
         let spread = q * (s * s).exp_m1().sqrt();
-        pair.h = step_for(width + 4.0, (64.0 * spread).min(width), grid);
+        // Every loss must stay within `MAX_EPSILON`: beyond, `e^l` in the inverse of the
+        // loss (`subsampled_inverse`) overflows and no grid point could bound the top
+        // bucket (at the default tail this allows Δ/σ up to about 27).
+        if !(width.is_finite() && fwd_hi <= MAX_EPSILON) {
+            return Err(Error::InvalidParameter {
+                name: "sigma",
+                value: sigma,
+                reason: "a subsampled Gaussian PLD needs every privacy loss below 700 (about \
+                         sensitivity/sigma <= 27 at the default tail): use more noise",
+            });
+        }
+        // The span covers the symmetric layout of the sampling-without-replacement
+        // builder (losses in ±fwd_hi) too.
+        let span = width.max(2.0 * fwd_hi) + 4.0;
+        pair.h = step_for(span, (64.0 * spread).min(width), grid)?;
         Ok(pair)
     }
 

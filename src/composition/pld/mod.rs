@@ -55,9 +55,27 @@
 //! small: on this machine 1000 Laplace releases take about 4 ms, 1000 Gaussians about
 //! 10 ms, 1000 Poisson-subsampled Gaussian steps (q = 0.01, σ = 1) about 70 ms, each
 //! within 1 % of the exact ε in the test cases (`tests/pld.rs`). A finer [`Grid`] is
-//! never looser at the builder, and costs proportionally more there. Memory: at most
-//! 2²¹ `f64` per direction (16 MiB), and the FFT's two complex buffers of at most 2²²
-//! entries (128 MiB) while composing.
+//! never looser at the builder, and costs proportionally more there, up to its cap.
+//!
+//! # Cost bounds (every call answers in bounded time or refuses)
+//!
+//! * **Builders** lay out at most [`MAX_BUILD_POINTS`] = 2¹⁶ grid points per direction:
+//!   a finer requested step (e.g. `Grid::new(1e-12)`) is doubled until the support
+//!   fits, which rounds losses up (or splits), so it is never less safe, only no finer.
+//!   The discrete Laplace builders enumerate one atom per unit of sensitivity (at most
+//!   2²⁰) and the discrete Gaussian one per integer within about 12σ (σ ≤ 10⁵). Every
+//!   builder answers within about 0.5 s on the reference machine (2 cores); parameters
+//!   whose losses overflow `f64` are refused with a typed error.
+//! * **Composition** holds at most 2¹⁹ points per direction (4 MiB), coarsening by
+//!   splitting beyond; one [`Pld::compose`] is one convolution, an FFT of at most 2²⁰
+//!   complex points per buffer (32 MiB).
+//! * [`Pld::self_compose`] refuses `k` above [`MAX_SELF_COMPOSITIONS`] = 2³² with
+//!   [`Error::InvalidParameter`] (so do [`PldAccountant::new`] for a step's count and
+//!   [`smallest_noise`] for its `k`); below, it takes at most 2·32 convolutions, in
+//!   practice far smaller than the cap (k = 2³² Poisson-subsampled Gaussian steps: about
+//!   0.15 s).
+//! * **Queries**: `δ(ε)` is one pass over the points; `ε(δ)` brackets its answer by
+//!   doubling steps and bisects, O(log) passes.
 //!
 //! # Neighbouring relation and adaptivity
 //!
@@ -88,6 +106,16 @@ use crate::privacy::PrivacyLoss;
 use dist::Dist;
 
 pub use accountant::{PldAccountant, PldStep};
+
+/// Most grid points a builder lays out per direction: a finer step is doubled until the
+/// mechanism's support fits (rounding up, never less safe). Bounds every builder's cost.
+pub const MAX_BUILD_POINTS: usize = 1 << 16;
+
+/// Most releases [`Pld::self_compose`] composes in one call (2³², about 4.3·10⁹);
+/// more is refused with a typed error. The cost of self-composition grows with the
+/// support, which widens like `√k`; at this maximum it stays below about 0.2 s for
+/// the builders of this module at the default grid.
+pub const MAX_SELF_COMPOSITIONS: u64 = 1 << 32;
 
 /// Self-composition coarsens its base only while it holds more points than this…
 const COARSEN_ABOVE: usize = 1 << 11;
@@ -125,7 +153,9 @@ impl Default for Grid {
 
 impl Grid {
     /// A grid of fixed step `h ∈ [10⁻¹², 1]` for every mechanism (a finer grid is
-    /// tighter and never less safe; a power of two keeps every loss exact).
+    /// tighter and never less safe; a power of two keeps every loss exact). A builder
+    /// uses at most [`MAX_BUILD_POINTS`] points per direction: where `h` would need
+    /// more, it doubles `h` until the support fits (see the [module docs](self)).
     ///
     /// ```
     /// use dpmech::composition::pld::Grid;
@@ -227,8 +257,10 @@ impl Pld {
         }
     }
 
-    /// `k` releases of this mechanism (k ≥ 1), in O(log k) convolutions (repeated
-    /// squaring).
+    /// `k` releases of this mechanism (`1 ≤ k ≤` [`MAX_SELF_COMPOSITIONS`] = 2³²), in
+    /// O(log k) convolutions (repeated squaring): at most 2·32, each of at most 2¹⁹
+    /// points per direction. A larger `k` is refused with [`Error::InvalidParameter`]
+    /// (`name: "k"`) at once, rather than spending minutes to report a useless bound.
     ///
     /// ```
     /// use dpmech::composition::pld::{Grid, Pld};
@@ -239,13 +271,7 @@ impl Pld {
     /// # Ok::<(), dpmech::Error>(())
     /// ```
     pub fn self_compose(&self, k: u64) -> Result<Pld, Error> {
-        if k == 0 {
-            return Err(Error::InvalidParameter {
-                name: "k",
-                value: 0.0,
-                reason: "self-composition needs k >= 1",
-            });
-        }
+        check_count(k)?;
         let power = |d: &Dist| {
             // Before each squaring the base is coarsened (by splitting, see
             // `Dist::coarsen`, whose cost in tightness is of second order in the step
@@ -351,6 +377,10 @@ impl Pld {
 /// noise must make the mechanism more private (monotone in `σ`). A typed error if even
 /// `σ = 10⁶` does not fit.
 ///
+/// Cost: at most 32 calls of `mechanism` and of [`Pld::self_compose`]`(k)` (up to 21
+/// doublings or 10 halvings of σ, then 10 bisection steps); `k` above
+/// [`MAX_SELF_COMPOSITIONS`] (or 0) is refused before the first.
+///
 /// ```
 /// use dpmech::composition::pld::{Grid, Pld, smallest_noise};
 /// // 100 Gaussian releases within (1, 1e-5): σ ≈ 10 × the one-release analytic σ (3.73).
@@ -362,6 +392,7 @@ pub fn smallest_noise<F>(k: u64, epsilon: f64, delta: f64, mechanism: F) -> Resu
 where
     F: Fn(f64) -> Result<Pld, Error>,
 {
+    check_count(k)?;
     let epsilon = crate::privacy::check_epsilon(epsilon)?;
     let delta = crate::privacy::check_delta(delta)?;
     let fits = |sigma: f64| -> Result<bool, Error> {
@@ -399,6 +430,26 @@ where
         }
     }
     Ok(hi)
+}
+
+/// A composition count in `1..=MAX_SELF_COMPOSITIONS`.
+fn check_count(k: u64) -> Result<u64, Error> {
+    if k == 0 {
+        return Err(Error::InvalidParameter {
+            name: "k",
+            value: 0.0,
+            reason: "self-composition needs k >= 1",
+        });
+    }
+    if k > MAX_SELF_COMPOSITIONS {
+        return Err(Error::InvalidParameter {
+            name: "k",
+            value: k as f64,
+            reason: "at most 2^32 (4294967296) releases per self-composition \
+                     (MAX_SELF_COMPOSITIONS): the cost grows with k",
+        });
+    }
+    Ok(k)
 }
 
 #[cfg(test)]
