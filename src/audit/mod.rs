@@ -34,6 +34,24 @@
 //! A PASS is weaker: it says this search did not find a violation at this sample size
 //! — the certified bound shows how close it came.
 //!
+//! ## Limits (cost bounds)
+//!
+//! An audit's cost is `samples` calls of each closure plus, for ordered and real
+//! outputs, a sort of the selection half and a search over every range of cells
+//! (quadratic in the number of cells). The builder methods accept any value; the
+//! `audit_*` methods refuse out-of-range settings with [`Error::InvalidParameter`]
+//! before drawing anything:
+//!
+//! * `samples` in `2..=`[`MAX_SAMPLES`] (10⁸ draws per input). Ordered and real audits
+//!   hold the selection half and a sorted copy of it, `2 · samples` outputs at peak
+//!   (1.6 GB of `f64` at the maximum); if that memory cannot be reserved the audit
+//!   returns [`Error::InvalidParameter`] instead of aborting. Categorical audits hold
+//!   one cell per distinct outcome seen in the selection half.
+//! * `bins` in `2..=`[`MAX_BINS`] (1024): at most about `MAX_BINS + 2·log₂(samples)`
+//!   cells, hence about 6·10⁵ candidate ranges per direction.
+//! * `events` in `1..=`[`MAX_EVENTS`] (64) per direction: α is split over them, so
+//!   more would only weaken each certificate.
+//!
 //! No extra dependency is pulled in (`rand_chacha` is already one), so the module is
 //! not behind a cargo feature.
 //!
@@ -145,6 +163,15 @@ use std::collections::HashMap;
 /// outputs are binned at quantiles like real ones.
 const MAX_INTEGER_CELLS: usize = 256;
 
+/// Most draws per input an audit accepts (10⁸); see the [module docs](self#limits-cost-bounds).
+pub const MAX_SAMPLES: usize = 100_000_000;
+
+/// Most quantile bins for real outputs (1024): the event search is quadratic in them.
+pub const MAX_BINS: usize = 1024;
+
+/// Most events certified per direction (64).
+pub const MAX_EVENTS: usize = 64;
+
 /// Runs privacy audits of a claimed guarantee. Build with [`Auditor::new`],
 /// [`Auditor::pure`] or [`Auditor::approximate`], tune with the builder methods, then
 /// call one of the `audit_*` methods. See the [module documentation](self).
@@ -202,7 +229,7 @@ impl Auditor {
     }
 
     /// Draws per input (default 200 000): half choose the events, half certify them.
-    /// Must be at least 2.
+    /// Must lie in `2..=`[`MAX_SAMPLES`] (checked when the audit runs).
     pub fn samples(mut self, n: usize) -> Self {
         self.samples = n;
         self
@@ -220,15 +247,15 @@ impl Auditor {
         self
     }
 
-    /// How many events per direction to certify (default 4, at least 1). More events
-    /// give the search more chances but split α finer.
+    /// How many events per direction to certify (default 4, in `1..=`[`MAX_EVENTS`]).
+    /// More events give the search more chances but split α finer.
     pub fn events(mut self, k: usize) -> Self {
         self.events = k;
         self
     }
 
-    /// Number of equal-mass quantile bins for real outputs (default 32, at least 2);
-    /// finer bins are always added in the tails.
+    /// Number of equal-mass quantile bins for real outputs (default 32, in
+    /// `2..=`[`MAX_BINS`]); finer bins are always added in the tails.
     pub fn bins(mut self, bins: usize) -> Self {
         self.bins = bins;
         self
@@ -242,6 +269,13 @@ impl Auditor {
                 reason: "need at least 2 draws per input (one per half)",
             });
         }
+        if self.samples > MAX_SAMPLES {
+            return Err(Error::InvalidParameter {
+                name: "samples",
+                value: self.samples as f64,
+                reason: "at most 10^8 draws per input (audit::MAX_SAMPLES)",
+            });
+        }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(Error::InvalidParameter {
                 name: "alpha",
@@ -249,18 +283,18 @@ impl Auditor {
                 reason: "alpha must lie in the open interval (0, 1)",
             });
         }
-        if self.events == 0 {
+        if self.events == 0 || self.events > MAX_EVENTS {
             return Err(Error::InvalidParameter {
                 name: "events",
-                value: 0.0,
-                reason: "certify at least one event per direction",
+                value: self.events as f64,
+                reason: "certify between 1 and 64 events per direction (audit::MAX_EVENTS)",
             });
         }
-        if self.bins < 2 {
+        if !(2..=MAX_BINS).contains(&self.bins) {
             return Err(Error::InvalidParameter {
                 name: "bins",
                 value: self.bins as f64,
-                reason: "need at least 2 bins",
+                reason: "need between 2 and 1024 bins (audit::MAX_BINS)",
             });
         }
         Ok(())
@@ -449,9 +483,15 @@ impl Auditor {
         self.validate()?;
         let [mut r_d1, mut r_dp1, mut r_d2, mut r_dp2] = self.streams();
         let (n1, n2) = self.halves();
-        let first_d: Vec<T> = (0..n1).map(|_| on_d(&mut r_d1)).collect();
-        let first_dp: Vec<T> = (0..n1).map(|_| on_d_prime(&mut r_dp1)).collect();
-        let mut pooled: Vec<T> = first_d.iter().chain(first_dp.iter()).cloned().collect();
+        // Reserve the selection half and its pooled copy up front: a typed error, not an
+        // abort, when the memory is not available.
+        let (mut first_d, mut first_dp, mut pooled) = (Vec::new(), Vec::new(), Vec::new());
+        reserve(&mut first_d, n1)?;
+        reserve(&mut first_dp, n1)?;
+        reserve(&mut pooled, 2 * n1)?;
+        first_d.extend((0..n1).map(|_| on_d(&mut r_d1)));
+        first_dp.extend((0..n1).map(|_| on_d_prime(&mut r_dp1)));
+        pooled.extend(first_d.iter().chain(first_dp.iter()).cloned());
         pooled.sort_by(T::cmp_total);
         let cuts = choose_cuts(&pooled, self.bins);
         drop(pooled);
@@ -561,6 +601,15 @@ impl Auditor {
             seed: self.seed,
         }
     }
+}
+
+/// Reserves room for `n` more elements, or a typed error when the allocator refuses.
+fn reserve<T>(v: &mut Vec<T>, n: usize) -> Result<(), Error> {
+    v.try_reserve_exact(n).map_err(|_| Error::InvalidParameter {
+        name: "samples",
+        value: n as f64,
+        reason: "not enough memory for the selection half of this audit: use fewer samples",
+    })
 }
 
 /// `a, b, c, … (n in all)` — at most eight members are named.
