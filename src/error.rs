@@ -58,8 +58,17 @@ pub enum Error {
         /// What was empty.
         what: &'static str,
     },
-    /// The noise scale implied by the parameters cannot be represented exactly.
-    #[error("noise scale {scale} is outside the supported range [{min}, {max}]")]
+    /// The noise scale implied by the parameters cannot be represented exactly: a
+    /// documented parameter limit (e.g. `Laplace::MAX_SCALE` = `gaussian::MAX_SIGMA` =
+    /// 10²⁵⁰), refused whatever the data. The message names the parameter (the noise
+    /// scale, i.e. the sensitivity — for sums and means the bounds' magnitude — over ε,
+    /// or σ) and the limit.
+    #[error(
+        "noise scale {scale:e} is outside the supported range [{min:e}, {max:e}]: the noise scale \
+         (sensitivity / epsilon, or sigma; for a sum or mean the sensitivity is set by the bounds) \
+         must lie in that range (the Laplace mechanism also needs epsilon >= 2^-59); narrow the \
+         bounds, lower the sensitivity or raise epsilon"
+    )]
     ScaleOutOfRange {
         /// The requested scale.
         scale: f64,

@@ -132,8 +132,10 @@ pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, E
     for part in parts {
         add_remove.push(part.add_remove.ok_or(Error::IncompatibleLoss {
             reason: "a part stated only for substitution (e.g. a public-size mean) has no add/remove guarantee: \
-                     a record moving in or out of it is unbounded; declare the part sizes public \
-                     (parallel_public_sizes) or state the part for add/remove",
+                     a record moving in or out of it is unbounded. parallel_public_sizes applies ONLY if \
+                     every part's size is fixed and public (identical in every neighbouring dataset, \
+                     e.g. a stratified sample with published strata sizes); when a substitution can move \
+                     a record between parts it understates the loss. Otherwise state the part for add/remove",
         })?);
     }
     let largest = Combined::of(&add_remove)?;
@@ -148,10 +150,16 @@ pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, E
     }
 }
 
-/// The guarantee of mechanisms run on the parts of a partition whose **part sizes are
-/// public** (fixed by design, e.g. a stratified sample), for neighbours that replace
-/// one record by another of the same part: the largest substitution loss. This is the
-/// only way to compose parts whose guarantee assumes their size is public.
+/// Only valid when **every part's size is fixed and public** (identical in every
+/// neighbouring dataset, e.g. a stratified sample with published strata sizes): the
+/// largest substitution loss of the parts.
+///
+/// It assumes neighbours replace one record by another **of the same part**. If the
+/// partition is by a private attribute, a substitution can move a record from one part
+/// to another, changing two part sizes: this function then **understates** the loss
+/// (a pair of substitution-only parts reported as 1 can leak 5.9 or more). In that case
+/// use [`parallel`] with parts stated for add/remove. This is the only way to compose
+/// parts whose guarantee assumes their size is public.
 ///
 /// ```
 /// use dpmech::PrivacyLoss;
