@@ -6,6 +6,8 @@
 use super::dist::Dist;
 use super::{Grid, Pld};
 use crate::Error;
+use crate::composition::closed::ClosedForms;
+use crate::composition::rdp::RdpCurve;
 use crate::mechanisms::erfc;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
 
@@ -164,7 +166,8 @@ impl Pld {
         for (j, mass) in laplace_buckets(eps, h) {
             b.add_at(j, mass);
         }
-        Ok(b.finish(grid))
+        let closed = ClosedForms::pure(eps).and_then(|c| Ok(c.with_rdp(RdpCurve::laplace(eps)?)));
+        Ok(b.finish(grid).with_closed(certify(closed)))
     }
 
     /// Poisson subsampling with rate `q` (add/remove, as in
@@ -201,7 +204,8 @@ impl Pld {
             loss_up: round::mul_up(j as f64, h).min(eps),
             mass,
         }));
-        Self::subsampled_atoms(&atoms, 0.0, q, grid)
+        let closed = ClosedForms::pure(amplified_up(eps, q));
+        Ok(Self::subsampled_atoms(&atoms, 0.0, q, grid)?.with_closed(certify(closed)))
     }
 
     /// The Laplace mechanism given its noise scale `b` and L1 sensitivity `Δ`
@@ -219,7 +223,8 @@ impl Pld {
         // The losses are multiples of 1/t: the relative grid follows 1/t, not Δ/t.
         let points: Vec<(f64, f64)> = atoms.iter().map(|a| (a.loss_up, a.mass)).collect();
         let h = atom_step(&[&points], Some(round::div_up(1.0, scale)), grid)?;
-        Ok(Pld::symmetric(atom_dist(&points, 0.0, h), grid))
+        let closed = ClosedForms::pure(round::div_up(sensitivity as f64, scale));
+        Ok(Pld::symmetric(atom_dist(&points, 0.0, h), grid).with_closed(certify(closed)))
     }
 
     /// The Gaussian mechanism with noise `σ` and L2 sensitivity `Δ`: the loss is
@@ -269,7 +274,8 @@ impl Pld {
             below = above;
         }
         b.infinity = normal_mass_bounds(below - s, f64::INFINITY).1;
-        Ok(b.finish(grid))
+        let rho = round::div_up(round::mul_up(d, d), round::mul_down(2.0 * sigma, sigma));
+        Ok(b.finish(grid).with_closed(certify(ClosedForms::zcdp(rho))))
     }
 
     /// The discrete Gaussian mechanism `Pr[Z = z] ∝ e^(−z²/(2σ²))` on integers
@@ -319,7 +325,9 @@ impl Pld {
         let per_side = round::div_up(outside, z_down);
         b.infinity = per_side;
         b.add(lowest, per_side);
-        Ok(b.finish(grid))
+        // The discrete Gaussian is Δ²/(2σ²)-zCDP (Canonne, Kamath & Steinke 2020, Thm 4).
+        let rho = round::div_up(round::mul_up(d, d), two_var_down);
+        Ok(b.finish(grid).with_closed(certify(ClosedForms::zcdp(rho))))
     }
 
     /// The Gaussian mechanism (noise `σ`, L2 sensitivity `Δ`) run on a **Poisson
@@ -345,6 +353,8 @@ impl Pld {
         if q == 1.0 {
             return Self::gaussian(sigma, sensitivity, grid);
         }
+        let closed =
+            certify(RdpCurve::poisson_subsampled_gaussian(sigma, sensitivity, q).map(ClosedForms::rdp));
         let pair = MixturePair::new(sigma, sensitivity, q, grid)?;
         let h = pair.h;
         let (q, s) = (pair.q, pair.s);
@@ -386,7 +396,9 @@ impl Pld {
             tail: grid.tail,
             forward: forward.into_dist(),
             backward: Some(backward.into_dist()),
-        })
+            closed: ClosedForms::default(),
+        }
+        .with_closed(closed))
     }
 
     /// The Gaussian mechanism (noise `σ`, L2 sensitivity `Δ` **under substitution**) run
@@ -472,7 +484,7 @@ impl Pld {
             });
         }
         let atoms = randomized_response_atoms(k, epsilon)?;
-        Self::atoms(&atoms, 0.0, grid)
+        Ok(Self::atoms(&atoms, 0.0, grid)?.with_closed(certify(ClosedForms::pure(epsilon))))
     }
 
     /// The worst case of any pure ε-DP mechanism (its PLD dominates theirs: Kairouz,
@@ -488,7 +500,8 @@ impl Pld {
             return Self::pure(epsilon, grid);
         }
         let (atoms, delta) = approximate_atoms(epsilon, delta)?;
-        Self::atoms(&atoms, delta, grid)
+        let closed = ClosedForms::approximate(epsilon, delta);
+        Ok(Self::atoms(&atoms, delta, grid)?.with_closed(certify(closed)))
     }
 
     /// The worst-case PLD of a stated guarantee: [`pure`](Self::pure) for ε-DP,
@@ -541,11 +554,14 @@ impl Pld {
     pub fn poisson_subsampled(loss: PrivacyLoss, q: f64, grid: Grid) -> Result<Pld, Error> {
         match crate::composition::validate_loss(loss)? {
             PrivacyLoss::Pure { epsilon } => {
-                Self::subsampled_atoms(&randomized_response_atoms(2, epsilon)?, 0.0, q, grid)
+                let pld = Self::subsampled_atoms(&randomized_response_atoms(2, epsilon)?, 0.0, q, grid)?;
+                Ok(pld.with_closed(certify(ClosedForms::pure(amplified_up(epsilon, q)))))
             }
             PrivacyLoss::Approximate { epsilon, delta } => {
-                let (atoms, delta) = approximate_atoms(epsilon, delta)?;
-                Self::subsampled_atoms(&atoms, delta, q, grid)
+                let (atoms, delta_atoms) = approximate_atoms(epsilon, delta)?;
+                let pld = Self::subsampled_atoms(&atoms, delta_atoms, q, grid)?;
+                let closed = ClosedForms::approximate(amplified_up(epsilon, q), round::mul_up(q, delta));
+                Ok(pld.with_closed(certify(closed)))
             }
             PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
                 reason: "a zCDP or random-DP statement does not determine a privacy loss \
@@ -627,7 +643,8 @@ impl Pld {
         q: f64,
         grid: Grid,
     ) -> Result<Pld, Error> {
-        Self::subsampled_atoms(&randomized_response_atoms(k, epsilon)?, 0.0, q, grid)
+        let pld = Self::subsampled_atoms(&randomized_response_atoms(k, epsilon)?, 0.0, q, grid)?;
+        Ok(pld.with_closed(certify(ClosedForms::pure(amplified_up(epsilon, q)))))
     }
 
     /// Poisson subsampling with rate `q` (add/remove, as in
@@ -639,7 +656,9 @@ impl Pld {
         q: f64,
         grid: Grid,
     ) -> Result<Pld, Error> {
-        Self::subsampled_atoms(&discrete_laplace_atoms(scale, sensitivity)?, 0.0, q, grid)
+        let pld = Self::subsampled_atoms(&discrete_laplace_atoms(scale, sensitivity)?, 0.0, q, grid)?;
+        let epsilon = round::div_up(sensitivity as f64, scale);
+        Ok(pld.with_closed(certify(ClosedForms::pure(amplified_up(epsilon, q)))))
     }
 
     /// The subsampled pair of a mechanism given by its loss atoms, with `delta` of mass
@@ -681,12 +700,28 @@ impl Pld {
             tail: grid.tail,
             forward: atom_dist(&forward, round::mul_up(q, delta), h),
             backward: Some(atom_dist(&backward, 0.0, h)),
+            closed: ClosedForms::default(),
         })
     }
 }
 
 /// A point mass of a worst-case pair: the true loss lies in `[loss_down, loss_up]` and
 /// its P-mass is at most `mass`.
+/// The certificates of a builder, or none when they cannot be computed (a closed form
+/// is only ever an extra upper bound: dropping it is safe).
+fn certify(closed: Result<ClosedForms, Error>) -> ClosedForms {
+    closed.unwrap_or_default()
+}
+
+/// `ln(1 + q(e^ε − 1))`, rounded up: the pure ε of an ε-DP mechanism applied to a
+/// Poisson sample of rate q, under add/remove neighbours (Li, Qin & Yang 2012; Balle,
+/// Barthe & Gaboardi 2018, Thm 8).
+fn amplified_up(epsilon: f64, q: f64) -> f64 {
+    let x = round::mul_up(q, round::exp_m1_up(epsilon));
+    // ln(1 + x) ≤ x, and 1 + q(e^ε − 1) ≤ e^ε for q ≤ 1.
+    round::ln_up(round::add_up(1.0, x)).min(x).min(epsilon)
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Atom {
     loss_down: f64,
