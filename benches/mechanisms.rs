@@ -8,7 +8,7 @@
 //! Run: `cargo bench --bench mechanisms` (single thread, seeded ChaCha20).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::sampling::{BitSource, DiscreteGaussian};
+use dpmech::sampling::{BitSource, DiscreteGaussianSampler};
 use dpmech::{Exponential, Gaussian, PermuteAndFlip, RandomizedResponse, ReportNoisyMax};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -65,12 +65,12 @@ fn discrete_gaussian(c: &mut Criterion) {
         ("1000", 1_000_000),
         ("2^40", 1u128 << 80),
     ] {
-        let noise = DiscreteGaussian::from_ratio(num, 1).unwrap();
+        let noise = DiscreteGaussianSampler::from_ratio(num, 1).unwrap();
         group.bench_with_input(BenchmarkId::new("exact_sigma", label), &noise, |b, noise| {
             b.iter(|| noise.sample(&mut rng))
         });
     }
-    let noise = DiscreteGaussian::from_ratio(100, 1).unwrap();
+    let noise = DiscreteGaussianSampler::from_ratio(100, 1).unwrap();
     group.bench_function("exact_sigma_10_shared_bits", |b| {
         let mut bits = BitSource::new(&mut rng);
         b.iter(|| noise.sample_bits(&mut bits))
@@ -116,10 +116,10 @@ fn gaussian_release(c: &mut Criterion) {
         })
     });
     let mut variance = 1_000_000u128;
-    group.bench_function("DiscreteGaussian::from_ratio_uncached_sigma_1000", |b| {
+    group.bench_function("DiscreteGaussianSampler::from_ratio_uncached_sigma_1000", |b| {
         b.iter(|| {
             variance += 1;
-            DiscreteGaussian::from_ratio(black_box(variance), 1).unwrap()
+            DiscreteGaussianSampler::from_ratio(black_box(variance), 1).unwrap()
         })
     });
     group.finish();

@@ -5,7 +5,9 @@
 //! Run: `cargo bench --bench samplers` (single thread, seeded ChaCha20).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::sampling::{BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg};
+use dpmech::sampling::{
+    BernoulliExpNeg, BitSource, DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_exp_neg,
+};
 use dpmech::{Laplace, laplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
@@ -96,7 +98,7 @@ fn one_sided_geometric(c: &mut Criterion) {
         b.iter(|| naive_float_laplace(&mut rng, 0.0, black_box(10.0)))
     });
     for scale in [1u64, 10, 1_000_000] {
-        let noise = Geometric::new(Rational::new(scale, 1).unwrap());
+        let noise = OneSidedGeometric::new(Rational::new(scale, 1).unwrap());
         group.bench_with_input(BenchmarkId::new("exact_scale", scale), &noise, |b, noise| {
             b.iter(|| noise.sample(&mut rng))
         });

@@ -9,7 +9,7 @@
 //! Run: `cargo run --release --example geometric_mechanism`
 
 use dpmech::Geometric;
-use dpmech::sampling::{BitSource, Geometric as OneSided, Rational};
+use dpmech::sampling::{BitSource, OneSidedGeometric, Rational};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ fn main() -> Result<(), dpmech::Error> {
     let correct_6 = histogram(|| mechanism.release(6, &mut rng));
 
     // The seed's sampler: sign × Geometric(1 − α), keeping "−0".
-    let magnitude = OneSided::new(Rational::new(1, 1)?);
+    let magnitude = OneSidedGeometric::new(Rational::new(1, 1)?);
     let mut wrong = |x: i64| {
         let mut bits = BitSource::new(&mut rng);
         let g = magnitude.sample_bits(&mut bits) as i64;

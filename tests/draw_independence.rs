@@ -14,9 +14,7 @@ mod common;
 
 use common::{ALPHA, Counting};
 use dpmech::audit::{Auditor, Verdict};
-use dpmech::sampling::{
-    DiscreteLaplace, Geometric as OneSidedGeometric, Rational, bernoulli_ratio, uniform_below,
-};
+use dpmech::sampling::{DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_ratio, uniform_below};
 use dpmech::{CryptoRng, Geometric, Laplace};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -351,7 +349,7 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
         (1 << 80, 1, 2f64.powi(40)),
     ];
     for (i, (num, den, sigma)) in cases.into_iter().enumerate() {
-        let noise = dpmech::sampling::DiscreteGaussian::from_ratio(num, den).unwrap();
+        let noise = dpmech::sampling::DiscreteGaussianSampler::from_ratio(num, den).unwrap();
         let mut rng = Counting {
             inner: ChaCha20Rng::seed_from_u64(600 + i as u64),
             words: 0,
@@ -490,8 +488,8 @@ fn timing_diagnostic_welch_t() {
     classify("Laplace::release b = 1 (new)", 1.0, &mut || {
         (laplace.release(0.0, &mut rng).unwrap() * 1e6) as i64 / 1_000_000
     });
-    let gaussian = dpmech::sampling::DiscreteGaussian::new(Rational::new(100, 1).unwrap());
-    classify("DiscreteGaussian σ = 10 (new)", 10.0, &mut || {
+    let gaussian = dpmech::sampling::DiscreteGaussianSampler::new(Rational::new(100, 1).unwrap());
+    classify("DiscreteGaussianSampler σ = 10 (new)", 10.0, &mut || {
         gaussian.sample(&mut rng)
     });
     classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
@@ -500,9 +498,9 @@ fn timing_diagnostic_welch_t() {
     // From t = 64 on, blocks and rejection within a block: σ = 1000 (2 words per trial)
     // and σ = 2⁴⁰ (3 words per trial).
     for (variance, sigma) in [(1_000_000u128, 1000.0), (1 << 80, 2f64.powi(40))] {
-        let noise = dpmech::sampling::DiscreteGaussian::from_ratio(variance, 1).unwrap();
+        let noise = dpmech::sampling::DiscreteGaussianSampler::from_ratio(variance, 1).unwrap();
         classify(
-            &format!("DiscreteGaussian σ = {sigma} (new)"),
+            &format!("DiscreteGaussianSampler σ = {sigma} (new)"),
             sigma,
             &mut || noise.sample(&mut rng),
         );

@@ -11,7 +11,7 @@ use common::Counting;
 use common::{bin_counts, chi_square, merge_small_bins};
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::analytic_gaussian_delta;
-use dpmech::sampling::{BitSource, DiscreteGaussian, Rational};
+use dpmech::sampling::{BitSource, DiscreteGaussianSampler, Rational};
 use dpmech::{Error, Gaussian, PrivacyLoss};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -68,7 +68,7 @@ fn fit(samples: &[i128], cdf: &dyn Fn(i128) -> f64, edges: &[i128]) -> common::C
     chi_square(&observed, &expected)
 }
 
-fn draw(noise: &DiscreteGaussian, seed: u64) -> Vec<i128> {
+fn draw(noise: &DiscreteGaussianSampler, seed: u64) -> Vec<i128> {
     draw_n(noise, seed, N as usize)
 }
 
@@ -87,7 +87,7 @@ fn discrete_gaussian_matches_its_exact_pmf() {
         (7u128 << 62, 3 << 60, "σ² = 28/3 (den = 3·2⁶⁰)"),
     ];
     for (i, (num, den, label)) in cases.into_iter().enumerate() {
-        let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+        let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
         let sigma_squared = num as f64 / den as f64;
         let samples = draw(&noise, 3000 + i as u64);
         let cdf = discrete_gaussian_cdf(sigma_squared);
@@ -110,7 +110,7 @@ fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
     // probabilities differ by < 1e-12 (Euler–Maclaurin/Poisson summation), far below
     // what 1e5 samples resolve; the continuity-corrected normal CDF is the oracle.
     let sigma = (1u64 << 40) as f64;
-    let noise = DiscreteGaussian::from_ratio(1u128 << 80, 1).unwrap();
+    let noise = DiscreteGaussianSampler::from_ratio(1u128 << 80, 1).unwrap();
     let samples = draw(&noise, 3100);
     let normal = Normal::new(0.0, sigma).unwrap();
     let cdf = |z: i128| normal.cdf(z as f64 + 0.5);
@@ -136,7 +136,7 @@ fn discrete_gaussian_samples_at_the_ends_of_its_range() {
         (1 << 124, 3, 3401),
         (1 << 52, 1, 3402),
     ] {
-        let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+        let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
         let sigma_squared = num as f64 / den as f64;
         let samples = draw_n(&noise, seed, n);
         let mean = samples.iter().map(|&z| z as f64).sum::<f64>() / n as f64;
@@ -154,11 +154,11 @@ fn discrete_gaussian_samples_at_the_ends_of_its_range() {
         );
     }
     // σ² = 2⁻⁶⁰: Pr[Z ≠ 0] = 2·e^(−2⁵⁹)/… — every sample is 0.
-    let tiny = DiscreteGaussian::from_ratio(1, 1 << 60).unwrap();
+    let tiny = DiscreteGaussianSampler::from_ratio(1, 1 << 60).unwrap();
     assert!(draw_n(&tiny, 3403, n).iter().all(|&z| z == 0));
 }
 
-fn draw_n(noise: &DiscreteGaussian, seed: u64, n: usize) -> Vec<i128> {
+fn draw_n(noise: &DiscreteGaussianSampler, seed: u64, n: usize) -> Vec<i128> {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut bits = BitSource::new(&mut rng);
     (0..n).map(|_| noise.sample_bits(&mut bits)).collect()
@@ -183,7 +183,7 @@ fn discrete_gaussian_residues_keep_the_within_block_acceptance() {
         (27_000_001, 3, 3001, 4_000_000, 3304),
     ];
     for (num, den, t, samples, seed) in cases {
-        let noise = DiscreteGaussian::from_ratio(u128::from(num), den).unwrap();
+        let noise = DiscreteGaussianSampler::from_ratio(u128::from(num), den).unwrap();
         assert_eq!(noise.proposal_scale(), t);
         let m = 1u64 << (63 - (t / 32).leading_zeros());
         let sigma_squared = num as f64 / den as f64;
@@ -234,7 +234,7 @@ fn a_discrete_laplace_in_place_of_the_gaussian_fails_the_same_check() {
 
 #[test]
 fn sampler_constructors_and_pinned_values() {
-    let noise = DiscreteGaussian::new(Rational::new(9, 1).unwrap());
+    let noise = DiscreteGaussianSampler::new(Rational::new(9, 1).unwrap());
     assert_eq!(noise.sigma_squared(), (9, 1));
     assert_eq!(noise.sigma(), 3.0);
     let mut rng = ChaCha20Rng::seed_from_u64(2026);

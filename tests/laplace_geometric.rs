@@ -276,7 +276,7 @@ fn one_call_functions_release_on_the_grid() {
 #[test]
 fn privacy_loss_audits_of_geometric_and_laplace_with_negative_controls() {
     use dpmech::audit::Auditor;
-    use dpmech::sampling::{BitSource, Geometric as OneSidedGeometric, Rational};
+    use dpmech::sampling::{BitSource, OneSidedGeometric, Rational};
 
     let auditor = Auditor::pure(1.0).unwrap().samples(200_000).seed(2);
     let geometric = Geometric::new(1, 1.0).unwrap();

@@ -10,8 +10,8 @@ mod common;
 
 use common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::sampling::{
-    BernoulliExpNeg, BitSource, DiscreteLaplace, Geometric, Rational, bernoulli_exp_neg, bernoulli_ratio,
-    uniform_below,
+    BernoulliExpNeg, BitSource, DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_exp_neg,
+    bernoulli_ratio, uniform_below,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -145,7 +145,7 @@ fn batches_match_the_discrete_laplace_pmf() {
 /// The seeds' sampler (document 002): `sign × geometric`, keeping (negative, 0). It
 /// puts probability `1 − α` on 0 instead of `(1 − α)/(1 + α)`.
 fn seeds_wrong_sampler(scale: Rational, seed: u64) -> Vec<i128> {
-    let magnitude = Geometric::new(scale);
+    let magnitude = OneSidedGeometric::new(scale);
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut bits = BitSource::new(&mut rng);
     (0..N)
@@ -174,7 +174,7 @@ fn one_sided_geometric_matches_its_pmf() {
     {
         let scale = Rational::new(num, den).unwrap();
         let tau = scale.to_f64();
-        let sampler = Geometric::new(scale);
+        let sampler = OneSidedGeometric::new(scale);
         let mut rng = ChaCha20Rng::seed_from_u64(300 + i as u64);
         let samples: Vec<i128> = (0..N).map(|_| sampler.sample(&mut rng) as i128).collect();
         // Pr[G ≤ k] = 1 − α^(k+1).

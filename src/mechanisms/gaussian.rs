@@ -5,9 +5,7 @@
 use super::check_finite;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
-use crate::sampling::{
-    BitSource, DiscreteGaussian as DiscreteGaussianNoise, MAX_VARIANCE_NUM, Rational, saturate_i64,
-};
+use crate::sampling::{BitSource, DiscreteGaussianSampler, MAX_VARIANCE_NUM, Rational, saturate_i64};
 use crate::{CryptoRng, Error};
 
 /// Smallest supported noise standard deviation σ (in the units of the query).
@@ -53,7 +51,7 @@ enum Calibration {
 /// parameters only, so that σ is about `2⁶⁰` grid units. Each input is clamped to
 /// `±2^(k+100)` and rounded to the nearest multiple of `g`; integer noise with the
 /// discrete Gaussian distribution of variance `s²` (`s` an integer number of units,
-/// sampled exactly by [`crate::sampling::DiscreteGaussian`]) is added, and the result is
+/// sampled exactly by [`crate::sampling::DiscreteGaussianSampler`]) is added, and the result is
 /// an exact multiple of `g`.
 ///
 /// **The rounding is charged.** Rounding moves each coordinate by at most `g/2`, so
@@ -92,7 +90,7 @@ enum Calibration {
 ///   (the discrete Gaussian is σ-subgaussian, CKS20).
 /// * **Timing:** the number of random words a release draws is independent of its
 ///   noise, except on a fallback event of probability `< 2⁻⁴¹` per coordinate (see
-///   [`crate::sampling::DiscreteGaussian`]).
+///   [`crate::sampling::DiscreteGaussianSampler`]).
 ///
 /// ```
 /// use dpmech::Gaussian;
@@ -114,7 +112,7 @@ pub struct Gaussian {
     /// `σ/Δᵤ` for vectors (`n ≥ 2`), computed on first use: its calibration (the
     /// CKS20 zCDP conversion, ~0.5 ms) is only needed by `release_slice`.
     vector_ratio: std::sync::OnceLock<f64>,
-    scalar_noise: DiscreteGaussianNoise,
+    scalar_noise: DiscreteGaussianSampler,
 }
 
 /// Two Gaussian mechanisms are equal when their parameters and noise are; whether the
@@ -188,7 +186,7 @@ impl Gaussian {
             grid,
             scalar_ratio,
             vector_ratio,
-            scalar_noise: DiscreteGaussianNoise::from_ratio(1, 1)?,
+            scalar_noise: DiscreteGaussianSampler::from_ratio(1, 1)?,
         };
         mechanism.scalar_noise = mechanism.noise_for(1)?;
         Ok(mechanism)
@@ -211,7 +209,7 @@ impl Gaussian {
     }
 
     /// The discrete noise for a vector of `n` coordinates.
-    fn noise_for(&self, n: usize) -> Result<DiscreteGaussianNoise, Error> {
+    fn noise_for(&self, n: usize) -> Result<DiscreteGaussianSampler, Error> {
         let units = round::div_up(self.sensitivity, self.grid.granularity());
         let root_n = round::sqrt_up(crate::privacy::round::u64_up(n.max(1) as u64));
         let unit_sensitivity = round::add_up(units, root_n);
@@ -230,7 +228,7 @@ impl Gaussian {
             });
         }
         let s = sigma_units as u128; // an integer ≤ 2^62, exact
-        DiscreteGaussianNoise::from_ratio(s * s, 1)
+        DiscreteGaussianSampler::from_ratio(s * s, 1)
     }
 
     /// `f(x) + noise` for one real value, an exact multiple of
@@ -274,7 +272,7 @@ impl Gaussian {
     fn release_unit<R: CryptoRng + ?Sized>(
         &self,
         value: f64,
-        noise: &DiscreteGaussianNoise,
+        noise: &DiscreteGaussianSampler,
         bits: &mut BitSource<'_, R>,
     ) -> f64 {
         self.grid.add_noise(value, noise.sample_bits(bits))
@@ -677,7 +675,7 @@ fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
 /// * **Overflow:** `f(x) + Z` saturates at the `i64` range (post-processing).
 /// * **Timing:** the number of random words drawn is independent of the noise, except
 ///   on a fallback event of probability `< 2⁻⁴¹` per coordinate (see
-///   [`crate::sampling::DiscreteGaussian`]).
+///   [`crate::sampling::DiscreteGaussianSampler`]).
 ///
 /// ```
 /// use dpmech::DiscreteGaussian;
@@ -693,7 +691,7 @@ fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
 pub struct DiscreteGaussian {
     sensitivity: u64,
     loss: PrivacyLoss,
-    noise: DiscreteGaussianNoise,
+    noise: DiscreteGaussianSampler,
 }
 
 impl DiscreteGaussian {
@@ -722,9 +720,9 @@ impl DiscreteGaussian {
         // Below 2⁶² as a dyadic rational rounded up; above, an f64 is an integer and is
         // used exactly (up to the sampler's 2¹²⁴, σ < 2⁶²).
         let noise = if variance < 2f64.powi(62) {
-            DiscreteGaussianNoise::new(Rational::from_f64_up(variance)?)
+            DiscreteGaussianSampler::new(Rational::from_f64_up(variance)?)
         } else if variance <= MAX_VARIANCE_NUM as f64 {
-            DiscreteGaussianNoise::from_ratio(variance as u128, 1)?
+            DiscreteGaussianSampler::from_ratio(variance as u128, 1)?
         } else {
             return Err(Error::ScaleOutOfRange {
                 scale: variance,

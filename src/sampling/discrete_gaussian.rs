@@ -103,17 +103,17 @@ const BAND_SPAN: u64 = 63 + 2 * (2 + (1 << 15) - 1);
 /// between small and large outputs at σ = 10 and 1000; see the README).
 ///
 /// ```
-/// use dpmech::sampling::{DiscreteGaussian, Rational};
+/// use dpmech::sampling::{DiscreteGaussianSampler, Rational};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
-/// let noise = DiscreteGaussian::new(Rational::new(9, 1)?); // σ² = 9, σ = 3
+/// let noise = DiscreteGaussianSampler::new(Rational::new(9, 1)?); // σ² = 9, σ = 3
 /// let z = noise.sample(&mut ChaCha20Rng::seed_from_u64(5));
 /// assert_eq!(noise.words_per_trial(), 1); // below t = 64: one word per sample
 /// # let _ = z;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct DiscreteGaussian {
+pub struct DiscreteGaussianSampler {
     num: u128,
     den: u64,
     /// `t = ⌈σ⌉`.
@@ -121,22 +121,22 @@ pub struct DiscreteGaussian {
     tables: Arc<Tables>,
 }
 
-impl core::fmt::Debug for DiscreteGaussian {
+impl core::fmt::Debug for DiscreteGaussianSampler {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("DiscreteGaussian")
+        f.debug_struct("DiscreteGaussianSampler")
             .field("sigma_squared", &(self.num, self.den))
             .field("words_per_trial", &self.words_per_trial())
             .finish()
     }
 }
 
-impl PartialEq for DiscreteGaussian {
+impl PartialEq for DiscreteGaussianSampler {
     fn eq(&self, other: &Self) -> bool {
         (self.num, self.den) == (other.num, other.den)
     }
 }
 
-impl Eq for DiscreteGaussian {}
+impl Eq for DiscreteGaussianSampler {}
 
 struct Tables {
     /// `m`, with `M = 2ᵐ`.
@@ -154,7 +154,7 @@ struct Tables {
     weights: Arc<BlockWeights>,
 }
 
-/// The weights of the blocks (see [`DiscreteGaussian`]): `w_j = M·h_j` for `j < K` (or
+/// The weights of the blocks (see [`DiscreteGaussianSampler`]): `w_j = M·h_j` for `j < K` (or
 /// `w_0 = 1`, `w_j = 2h_j` when `M = 1`), `h_j = exp(−(jM)²/(2σ²))`, and the tail's
 /// `w_K = h_K/(1 − e^(−1/t))` (doubled when `M = 1`).
 #[derive(Debug)]
@@ -246,7 +246,7 @@ impl Tables {
     }
 
     /// `e = ⌊n·Q₆₄/2^(s − 63)⌋`, with `e ≤ 2⁶³·n/(2σ²) < e + 2` (see
-    /// [`DiscreteGaussian`]): a 192-bit product of which 64 bits are kept.
+    /// [`DiscreteGaussianSampler`]): a 192-bit product of which 64 bits are kept.
     #[inline(always)]
     fn exponent(&self, n: u128) -> u128 {
         let rate = u128::from(self.rate);
@@ -291,7 +291,7 @@ fn rate(num: u128, den: u64) -> (u64, u32) {
     }
 }
 
-impl DiscreteGaussian {
+impl DiscreteGaussianSampler {
     /// The discrete Gaussian with variance parameter `σ² = sigma_squared`.
     pub fn new(sigma_squared: Rational) -> Self {
         Self::build(sigma_squared.num() as u128, sigma_squared.den())
@@ -502,7 +502,7 @@ mod tests {
     #[test]
     fn block_tables_meet_the_premises_of_the_fallback_bound() {
         for (num, den) in variances() {
-            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
             let tables = &*noise.tables;
             let (t, m, k) = (u128::from(noise.t), tables.block_bits, u128::from(tables.blocks));
             assert!(k <= 640, "σ² = {num}/{den}: K = {k}");
@@ -528,7 +528,7 @@ mod tests {
 
     /// The suffix sums `S_0 … S_K` evaluated independently of the sampler's recurrence:
     /// each weight from its own exponential, at 256 bits, as `(lo, hi)`.
-    fn reference_sums(noise: &DiscreteGaussian) -> Vec<(Big, Big)> {
+    fn reference_sums(noise: &DiscreteGaussianSampler) -> Vec<(Big, Big)> {
         let tables = &*noise.tables;
         let (num, den) = (noise.num, noise.den);
         let (m, k) = (u64::from(tables.block_bits), tables.blocks);
@@ -600,7 +600,7 @@ mod tests {
     #[test]
     fn block_thresholds_hold_the_direct_evaluation() {
         for (num, den) in TABLE_CASES {
-            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
             let table = &noise.tables.table;
             let sums = reference_sums(&noise);
             let (s0_lo, s0_hi) = &sums[0];
@@ -628,7 +628,7 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0xB10C);
         let (mut decided, mut planted) = (0u64, 0u64);
         for (num, den) in TABLE_CASES {
-            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
             let table = &noise.tables.table;
             let sums = reference_sums(&noise);
             for i in 0..180_000 {
@@ -680,7 +680,7 @@ mod tests {
             (1 << 80, 1),
             (MAX_VARIANCE_NUM, 3),
         ] {
-            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
             let tables = &*noise.tables;
             let (m, k) = (tables.block_bits, tables.blocks);
             let len = if m <= SHARED_MAX_BITS { 64 - m } else { 64 };
@@ -717,7 +717,7 @@ mod tests {
     fn the_acceptance_exponent_and_band_hold_the_exact_values() {
         let mut rng = ChaCha20Rng::seed_from_u64(0x263);
         for (num, den) in variances() {
-            let noise = DiscreteGaussian::from_ratio(num, den).unwrap();
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
             let tables = &*noise.tables;
             if tables.block_bits == 0 {
                 continue;
@@ -772,7 +772,7 @@ mod tests {
     #[test]
     fn the_tail_block_has_the_discrete_gaussian_law_beyond_the_table() {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
-        let noise = DiscreteGaussian::from_ratio(100, 1).unwrap();
+        let noise = DiscreteGaussianSampler::from_ratio(100, 1).unwrap();
         let start = i128::from(noise.tables.blocks) << noise.tables.block_bits;
         assert_eq!(start, 100);
         let mut bits = BitSource::new(&mut rng);
@@ -811,17 +811,19 @@ mod tests {
             (25, 4, 3),
         ] {
             assert_eq!(
-                DiscreteGaussian::from_ratio(num, den).unwrap().proposal_scale(),
+                DiscreteGaussianSampler::from_ratio(num, den)
+                    .unwrap()
+                    .proposal_scale(),
                 t
             );
         }
-        let big = DiscreteGaussian::from_ratio(MAX_VARIANCE_NUM, 1).unwrap();
+        let big = DiscreteGaussianSampler::from_ratio(MAX_VARIANCE_NUM, 1).unwrap();
         assert_eq!(big.proposal_scale(), 1 << 62);
-        assert!(DiscreteGaussian::from_ratio(0, 1).is_err());
-        assert!(DiscreteGaussian::from_ratio(MAX_VARIANCE_NUM + 1, 1).is_err());
-        assert!(DiscreteGaussian::from_ratio(1, 0).is_err());
+        assert!(DiscreteGaussianSampler::from_ratio(0, 1).is_err());
+        assert!(DiscreteGaussianSampler::from_ratio(MAX_VARIANCE_NUM + 1, 1).is_err());
+        assert!(DiscreteGaussianSampler::from_ratio(1, 0).is_err());
         assert_eq!(
-            DiscreteGaussian::from_ratio(u64::MAX as u128, u64::MAX)
+            DiscreteGaussianSampler::from_ratio(u64::MAX as u128, u64::MAX)
                 .unwrap()
                 .proposal_scale(),
             1

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | public sampling | `new`, `scale`, `words_per_trial`, `sample`, `sample_into`, `sample_bits`; `sample_inlined` (the crate's own rejection loops) |
 //! | batch path | `sample_batch`, `sample_one` (the releases of `Laplace` and `Geometric`), [`BatchSink`]; inside: `sample_two_word_batch`, `FastTwoWord::decide`, `finish_trial` |
-//! | one trial | `small_scale_sample` (`τ < 16`), `trial` (for the one-sided geometric), `accepted_trial`; inside: `trial_words`, `trial_from`, `decode_trial` |
+//! | one trial | `small_scale_sample` (`τ < 16`), `trial` (for `OneSidedGeometric`), `accepted_trial`; inside: `trial_words`, `trial_from`, `decode_trial` |
 //! | tables | `Tables`: the certified tables of one scale, built once and cached; `combine`, `powers_width`, `low_bits` |
 //!
 //! The file is longer than the crate's usual ~700 lines of non-test code for a reason:

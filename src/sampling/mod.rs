@@ -12,14 +12,14 @@
 //! | [`uniform_below`] | uniform on `{0..n−1}` | rejection on `⌈log₂ n⌉` bits | `< 2⌈log₂ n⌉` bits |
 //! | [`bernoulli_ratio`] | Bernoulli(`p/q`) | lazy bitwise comparison | 2 bits on average |
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
-//! | [`Geometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2³⁷`) or 3 words per trial, `< 1.02` trials |
+//! | [`OneSidedGeometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2³⁷`) or 3 words per trial, `< 1.02` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
-//! | [`DiscreteGaussian`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `< 1.013` trials |
+//! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `< 1.013` trials |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
 //!
-//! **Timing.** [`DiscreteLaplace`], [`Geometric`], [`DiscreteGaussian`] and
+//! **Timing.** [`DiscreteLaplace`], [`OneSidedGeometric`], [`DiscreteGaussianSampler`] and
 //! [`BernoulliExpNeg`] draw a number of 64-bit words that is independent of their
 //! sample, except on a fallback event of probability `< 2⁻⁴⁰` per sample (each type's
 //! docs state the guarantee and the proof). So do the selection mechanisms built on the
@@ -30,6 +30,26 @@
 //! (no mechanism uses it on private data). An adversary who times a release learns
 //! nothing beyond the number of words, up to the data-independent arithmetic (Jin,
 //! McMurtry, Rubinstein & Ohrimenko 2022 on the attack this prevents).
+//!
+//! ## Files
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | this overview, [`Rational`] (noise scales) and the process-wide cache of tables |
+//! | `bits.rs` | [`BitSource`]: whole words and single bits from a cryptographic generator |
+//! | `uniform.rs` | [`uniform_below`]: unbiased uniform integers by rejection |
+//! | `bernoulli.rs` | [`bernoulli_ratio`], [`BernoulliExpNeg`] and [`bernoulli_exp_neg`] |
+//! | `fixed_exp.rs` | certified 64-bit `exp(−x/2ˢ)` in constant work: the one-word coins and weighted index sampling of the selection mechanisms |
+//! | `certified/` | certified arithmetic: a big integer, interval `exp(−x)`, the lazy uniform, thresholds, and the CDT with its guide (one concept per file) |
+//! | `discrete_laplace.rs` | [`DiscreteLaplace`]: single samples, the batch path, one trial, and its tables |
+//! | `one_sided_geometric.rs` | [`OneSidedGeometric`]: the magnitude of a discrete Laplace trial |
+//! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`] |
+//! | `grid.rs` | [`grid`]: the public power-of-two grid that carries real values to integers and back |
+//!
+//! The samplers are named for their distributions; the mechanisms built on them have
+//! their own names ([`mechanisms::Geometric`](crate::mechanisms::Geometric) is two-sided
+//! noise from [`DiscreteLaplace`]; [`mechanisms::DiscreteGaussian`](crate::mechanisms::DiscreteGaussian)
+//! is the mechanism on top of [`DiscreteGaussianSampler`]).
 
 mod bernoulli;
 mod bits;
@@ -37,19 +57,19 @@ mod certified;
 mod discrete_gaussian;
 mod discrete_laplace;
 mod fixed_exp;
-mod geometric;
 pub mod grid;
+mod one_sided_geometric;
 mod uniform;
 
 pub use bernoulli::{BernoulliExpNeg, bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
-pub use discrete_gaussian::{DiscreteGaussian, MAX_VARIANCE_NUM};
+pub use discrete_gaussian::{DiscreteGaussianSampler, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::{BatchSink, saturate_i64};
 pub(crate) use fixed_exp::{
     KeepCoin, bernoulli_exp_neg_dyadic, bernoulli_exp_neg_ratio, sample_index_exp_neg,
 };
-pub use geometric::Geometric;
+pub use one_sided_geometric::OneSidedGeometric;
 pub use uniform::uniform_below;
 pub(crate) use uniform::uniform_below_bits;
 

@@ -22,21 +22,21 @@ use rand_core::CryptoRng;
 /// floating point is involved.
 ///
 /// ```
-/// use dpmech::sampling::{Geometric, Rational};
+/// use dpmech::sampling::{OneSidedGeometric, Rational};
 /// use rand_chacha::ChaCha20Rng;
 /// use rand_core::SeedableRng;
-/// let geometric = Geometric::new(Rational::new(3, 2)?); // τ = 1.5
+/// let geometric = OneSidedGeometric::new(Rational::new(3, 2)?); // τ = 1.5
 /// let g = geometric.sample(&mut ChaCha20Rng::seed_from_u64(1));
 /// assert_eq!(geometric.words_per_sample(), 1);
 /// # let _ = g;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Geometric {
+pub struct OneSidedGeometric {
     tables: DiscreteLaplace,
 }
 
-impl Geometric {
+impl OneSidedGeometric {
     /// The geometric distribution with `α = exp(−1/scale)`.
     pub fn new(scale: Rational) -> Self {
         Self {
