@@ -21,7 +21,24 @@
 //!
 //! The neighbouring relation (add/remove one record, or substitute one record) is the
 //! one under which the caller computed the sensitivity; the guarantee holds for it.
+//!
+//! ## Files
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mod.rs` | this overview and the one-call functions [`laplace()`], [`geometric()`], [`gaussian()`] |
+//! | `mechanism.rs` | the [`Mechanism`] trait and its implementations for every mechanism |
+//! | `laplace.rs` | [`Laplace`] on a power-of-two grid |
+//! | `geometric.rs` | [`Geometric`], two-sided discrete Laplace noise on integers |
+//! | `gaussian.rs` | [`Gaussian`] (analytic, classical, zCDP) on a grid; the calibrations and `erfc` |
+//! | `discrete_gaussian.rs` | [`DiscreteGaussian`], the mechanism on integers |
+//! | `exponential.rs` | [`Exponential`] and [`PermuteAndFlip`] |
+//! | `noisy_max.rs` | [`ReportNoisyMax`] |
+//! | `randomized_response.rs` | [`RandomizedResponse`] and [`KaryRandomizedResponse`] |
+//! | `monotonicity.rs` | [`Monotonicity`]: the caller's promise of monotone scores or queries, which halves the noise |
+//! | `svt/` | the sparse vector family: [`AboveThreshold`], [`Sparse`], [`NumericSparse`], [`StandardSvt`] |
 
+mod discrete_gaussian;
 mod exponential;
 mod gaussian;
 mod geometric;
@@ -34,10 +51,9 @@ pub mod svt;
 
 pub(crate) use gaussian::erfc;
 
+pub use discrete_gaussian::DiscreteGaussian;
 pub use exponential::{Exponential, PermuteAndFlip};
-pub use gaussian::{
-    DiscreteGaussian, Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta,
-};
+pub use gaussian::{Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_delta, zcdp_delta};
 pub use geometric::Geometric;
 pub(crate) use geometric::{check_beta, discrete_laplace_half_width};
 pub use laplace::Laplace;
