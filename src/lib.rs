@@ -106,6 +106,9 @@
 //!  sensitivity · composition (+ Accountant, whose generic `release` speaks the
 //!               Mechanism trait) · privacy (Epsilon, Delta, Rho,
 //!               PrivacyLoss, outward rounding)
+//!               composition also holds pld (certified PLD, never above the closed
+//!               forms of closed), rdp (certified Rényi curves) and online
+//!               (OnlineAccountant: fixed-sequence rule or Rényi filter)
 //!  rng · error  DefaultRng (OS-keyed ChaCha20), one crate-wide Error
 //!  audit        the empirical privacy auditor (used by the tests of every layer)
 //! ```

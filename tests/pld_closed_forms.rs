@@ -10,15 +10,9 @@ use dpmech::composition::rdp::RdpCurve;
 use dpmech::composition::{advanced, optimal, zcdp};
 use dpmech::mechanisms::analytic_gaussian_delta;
 
-/// The smallest ε in [0, 1e4] with `ok(ε)`, to 1e-13 relative (bisection).
-fn smallest(ok: impl Fn(f64) -> bool) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1e4f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if ok(mid) { hi = mid } else { lo = mid }
-    }
-    hi
-}
+#[path = "reference/subsampled.rs"]
+mod reference;
+use reference::smallest;
 
 /// An independent **lower** bound on the exact ε(δ) of `k` Laplace releases at ε per
 /// release (noise b = Δ/ε). Post-processing the output y of `Lap(b)` on the inputs 0 and

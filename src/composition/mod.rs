@@ -15,8 +15,9 @@
 //! | advanced (Dwork–Rothblum–Vadhan 2010) | [`advanced()`], [`advanced`](mod@advanced) module | `√(2k ln(1/δ′))ε + kε(e^ε − 1)` | only with k and ε fixed up front |
 //! | optimal homogeneous (Kairouz–Oh–Viswanath 2015) | [`optimal()`], [`optimal`](mod@optimal) module | exact δ(ε_total) | only with k and ε fixed up front |
 //! | zero-concentrated DP (Bun–Steinke 2016) | [`sequential()`] on ρ, [`zcdp`] module | Σρ; ρ → (ε, δ) simple and tight (CKS 2020) | yes |
-//! | Rényi DP (Mironov 2017) | [`rdp`] module ([`rdp::RdpCurve`]) | order-wise Σ of RDP curves; → (ε, δ) by CKS 2020 | the curves fixed in advance: yes; curves chosen adaptively: only through a Rényi filter |
+//! | Rényi DP (Mironov 2017) | [`rdp`] module ([`rdp::RdpCurve`]) | order-wise Σ of RDP curves; → (ε, δ) by CKS 2020 | the curves fixed in advance: yes; curves chosen adaptively: only through the Rényi filter of [`online`] |
 //! | privacy loss distributions | [`pld`] module | certified numerical composition, never above the closed forms ([`closed`]) | mechanisms fixed in advance (queries may be adaptive) |
+//! | online accounting | [`online::OnlineAccountant`] | one release at a time: fixed-sequence rule (PLD + closed forms) or Rényi filter (Feldman & Zrnic 2021) | filter: yes, even the mechanisms and their parameters; fixed-sequence: no |
 //!
 //! Every function validates its arguments first and returns a typed [`Error`] — never
 //! a panic, never a NaN. Every *reported loss* is rounded up and every *allowance*
@@ -39,6 +40,7 @@
 pub mod accountant;
 pub mod advanced;
 pub mod closed;
+pub mod online;
 pub mod optimal;
 pub mod parallel;
 pub mod pld;

@@ -28,7 +28,7 @@
 //! Curves of releases compose by adding them order by order (Mironov 2017, Prop. 1),
 //! **also when each mechanism is chosen adaptively** from earlier outputs, as long as
 //! the composed curve is fixed in advance; with adaptively chosen curves a budget is
-//! enforced by a Rényi *filter* (Feldman & Zrnic 2021). An `(α, R)`-RDP mechanism is
+//! enforced by a Rényi *filter* (Feldman & Zrnic 2021; see [`super::online`]). An `(α, R)`-RDP mechanism is
 //! `(ε, δ)`-DP with
 //!
 //! ```text

@@ -1,0 +1,473 @@
+//! Online accounting: releases charged one at a time, each refused **before** it draws
+//! noise when it would exceed the budget, under one of two rules.
+//!
+//! # Which guarantee holds in which mode
+//!
+//! * [`Rule::FixedSequence`] — **non-adaptive composition.** A charge is accepted when
+//!   the composition of every accepted release and the new one is within the budget
+//!   `(ε, δ)`, by the best certified answer the crate has: the PLD composition
+//!   ([`Pld::epsilon_certified`]), never above the closed forms (optimal, advanced,
+//!   sequential, zCDP, RDP; see [`super::closed`]). This is valid when the **sequence of
+//!   mechanisms and their parameters is fixed in advance** (the queries they answer may
+//!   still be chosen adaptively, Zhu, Dong & Wang 2022, Thm 10) — e.g. a notebook that
+//!   replays a planned list. If the next mechanism or its noise level is chosen from
+//!   earlier outputs, this rule does **not** apply: composition theorems for fixed
+//!   sequences can fail when the parameters themselves are adaptive (Rogers, Roth,
+//!   Ullman & Vadhan 2016).
+//! * [`Rule::RenyiFilter`] — **fully adaptive.** A Rényi privacy filter (Feldman &
+//!   Zrnic 2021, Thm 3.1): at one order α fixed up front, the filter keeps the running
+//!   sum `Σᵢ Rᵢ(α)` of the releases' RDP bounds, where each `Rᵢ` may depend on every
+//!   earlier output, and refuses a release when the sum would exceed
+//!   `B = ε − ln(1 − 1/α) − (ln(1/δ) − ln α)/(α − 1)` (rounded down). Whatever the
+//!   analyst's adaptive strategy, the whole interaction is then `(α, B)`-RDP, hence
+//!   `(ε, δ)`-DP by the conversion of Canonne, Kamath & Steinke 2020 (Prop. 12). Only
+//!   releases with an RDP bound can be charged (an `(ε, δ)` release with δ > 0 is
+//!   refused with [`Error::IncompatibleLoss`]).
+//!
+//! Both modes also keep the non-adaptive composition of the releases accepted so far,
+//! [`OnlineAccountant::spent_fixed_sequence`], for comparison: under the filter it is
+//! what the same releases would cost had they been declared in advance, **not** a
+//! guarantee for the adaptive session.
+//!
+//! The accountant is thread-safe: a charge holds a lock from the check to the record,
+//! and a refused charge records nothing.
+//!
+//! ```
+//! use dpmech::composition::online::{OnlineAccountant, Release};
+//! use dpmech::{DefaultRng, Laplace};
+//! let acc = OnlineAccountant::renyi_filter(1.0, 1e-6)?;
+//! let mut rng = DefaultRng::from_os()?;
+//! let mut eps = 0.1;
+//! let mut answers = 0;
+//! // The next ε is chosen from the last output: only the filter is valid here.
+//! while let Ok(y) = acc.release(&Release::laplace(eps)?, &Laplace::new(1.0, eps)?, 12.0, &mut rng) {
+//!     eps = if y > 12.0 { 0.05 } else { 0.1 };
+//!     answers += 1;
+//! }
+//! assert!(answers > 10 && acc.charges() == answers);
+//! # Ok::<(), dpmech::Error>(())
+//! ```
+
+use std::sync::{Mutex, MutexGuard};
+
+use super::closed::{Bound, Certified, ClosedForms};
+use super::pld::{Grid, Pld};
+use super::rdp::{ORDERS, RdpCurve};
+use crate::Error;
+use crate::mechanisms::Mechanism;
+use crate::privacy::round::{add_up, div_up, ln_down, ln_up, sub_up};
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
+use crate::rng::CryptoRng;
+
+/// One release as the online accountant sees it: its PLD (when the crate has one) and
+/// its closed-form certificates (pure ε, ρ, RDP curve, (ε, δ)).
+#[derive(Debug, Clone)]
+pub struct Release {
+    pld: Option<Pld>,
+    closed: ClosedForms,
+}
+
+impl Release {
+    /// A release described by a PLD and the closed forms it carries.
+    pub fn from_pld(pld: Pld) -> Self {
+        Release {
+            closed: pld.closed_forms().clone(),
+            pld: Some(pld),
+        }
+    }
+
+    /// The Laplace mechanism at `ε = Δ/b` (PLD at the default grid, RDP of Mironov 2017).
+    pub fn laplace(epsilon: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::laplace(epsilon, Grid::default())?))
+    }
+
+    /// The Gaussian mechanism with noise σ and L2 sensitivity Δ.
+    pub fn gaussian(sigma: f64, sensitivity: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::gaussian(
+            sigma,
+            sensitivity,
+            Grid::default(),
+        )?))
+    }
+
+    /// The Gaussian mechanism on a Poisson sample of rate q (add/remove neighbours).
+    pub fn poisson_subsampled_gaussian(sigma: f64, sensitivity: f64, q: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::poisson_subsampled_gaussian(
+            sigma,
+            sensitivity,
+            q,
+            Grid::default(),
+        )?))
+    }
+
+    /// Binary randomized response at ε.
+    pub fn randomized_response(epsilon: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::randomized_response(
+            epsilon,
+            Grid::default(),
+        )?))
+    }
+
+    /// Any pure ε-DP mechanism (its worst case, randomized response).
+    pub fn pure(epsilon: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::pure(epsilon, Grid::default())?))
+    }
+
+    /// Any (ε, δ)-DP mechanism (δ > 0 has no RDP bound: the Rényi filter refuses it).
+    pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        Ok(Self::from_pld(Pld::approximate(epsilon, delta, Grid::default())?))
+    }
+
+    /// Any ρ-zCDP mechanism: no PLD (zCDP does not determine one), RDP curve `αρ`.
+    pub fn zcdp(rho: f64) -> Result<Self, Error> {
+        Ok(Release {
+            pld: None,
+            closed: ClosedForms::zcdp(rho)?,
+        })
+    }
+
+    /// A mechanism known only by its RDP curve.
+    pub fn rdp(curve: RdpCurve) -> Self {
+        Release {
+            pld: None,
+            closed: ClosedForms::rdp(curve),
+        }
+    }
+
+    /// The release's RDP curve, if it has one.
+    pub fn rdp_curve(&self) -> Option<&RdpCurve> {
+        self.closed.rdp_curve()
+    }
+
+    /// The release's PLD, if it has one.
+    pub fn pld(&self) -> Option<&Pld> {
+        self.pld.as_ref()
+    }
+}
+
+/// The rule by which an [`OnlineAccountant`] accepts charges (see the
+/// [module docs](self) for which guarantee holds in which mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    /// Composition of a sequence fixed in advance (PLD and closed forms).
+    FixedSequence,
+    /// A Rényi filter at one order α (Feldman & Zrnic 2021): valid for adaptively chosen
+    /// mechanisms and parameters.
+    RenyiFilter {
+        /// The order α (one of [`ORDERS`]).
+        order: f64,
+        /// The RDP budget `B` at α that converts to the accountant's `(ε, δ)`.
+        budget: f64,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+struct State {
+    /// Composed PLD of the accepted releases, while every one had a PLD.
+    pld: Option<Pld>,
+    /// Whether some accepted release had no PLD.
+    pld_lost: bool,
+    /// Composed closed forms of the accepted releases (`None` before the first).
+    closed: Option<ClosedForms>,
+    /// Σ Rᵢ(α) at the filter's order.
+    filter_sum: f64,
+    charges: u64,
+}
+
+/// An accountant charged one release at a time (see the [module docs](self)).
+#[derive(Debug)]
+pub struct OnlineAccountant {
+    epsilon: f64,
+    delta: f64,
+    rule: Rule,
+    /// Index of the filter's order in [`ORDERS`] (unused for the fixed-sequence rule).
+    order_index: usize,
+    state: Mutex<State>,
+}
+
+/// The result of composing one more release onto a state (nothing recorded yet).
+struct Candidate {
+    pld: Option<Pld>,
+    pld_lost: bool,
+    closed: ClosedForms,
+}
+
+impl OnlineAccountant {
+    /// An accountant with budget `(ε, δ)` under [`Rule::FixedSequence`].
+    pub fn fixed_sequence(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        Ok(OnlineAccountant {
+            epsilon: check_epsilon(epsilon)?,
+            delta: check_delta(delta)?,
+            rule: Rule::FixedSequence,
+            order_index: 0,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// An accountant with budget `(ε, δ)` under a Rényi filter at the order of
+    /// [`ORDERS`] that leaves the most Gaussian-like budget, i.e. maximises `B(α)/α`
+    /// (a public choice, from the budget alone). A typed error if no order leaves a
+    /// positive budget.
+    pub fn renyi_filter(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, &a) in ORDERS.iter().enumerate() {
+            let b = RdpCurve::budget_at(i, epsilon, delta)?;
+            if b > 0.0 && best.is_none_or(|(_, s)| b / a > s) {
+                best = Some((i, b / a));
+            }
+        }
+        let (index, _) = best.ok_or(Error::Unattainable {
+            what: "no Renyi order leaves a positive budget for this (epsilon, delta)",
+        })?;
+        Self::renyi_filter_at(epsilon, delta, ORDERS[index])
+    }
+
+    /// An accountant with budget `(ε, δ)` under a Rényi filter at order `order`, which
+    /// must be one of [`ORDERS`] and leave a positive budget.
+    pub fn renyi_filter_at(epsilon: f64, delta: f64, order: f64) -> Result<Self, Error> {
+        let index = ORDERS
+            .iter()
+            .position(|&a| a == order)
+            .ok_or(Error::InvalidParameter {
+                name: "order",
+                value: order,
+                reason: "the filter's order must be one of composition::rdp::ORDERS",
+            })?;
+        let budget = RdpCurve::budget_at(index, epsilon, delta)?;
+        if budget.is_nan() || budget <= 0.0 {
+            return Err(Error::Unattainable {
+                what: "this Renyi order leaves no positive budget for this (epsilon, delta)",
+            });
+        }
+        Ok(OnlineAccountant {
+            epsilon: check_epsilon(epsilon)?,
+            delta: check_delta(delta)?,
+            rule: Rule::RenyiFilter { order, budget },
+            order_index: index,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// The rule in force.
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// The budget `(ε, δ)`.
+    pub fn budget(&self) -> PrivacyLoss {
+        PrivacyLoss::Approximate {
+            epsilon: self.epsilon,
+            delta: self.delta,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn candidate(state: &State, release: &Release) -> Candidate {
+        let pld_lost = state.pld_lost || release.pld.is_none();
+        let pld = if pld_lost {
+            None
+        } else {
+            match (&state.pld, &release.pld) {
+                (Some(a), Some(b)) => Some(a.compose(b)),
+                (None, Some(b)) => Some(b.clone()),
+                _ => None,
+            }
+        };
+        let closed = match &state.closed {
+            Some(c) => c.compose(&release.closed),
+            None => release.closed.clone(),
+        };
+        Candidate {
+            pld,
+            pld_lost,
+            closed,
+        }
+    }
+
+    /// The best certified ε(δ) of a fixed sequence (PLD and closed forms).
+    fn fixed_answer(pld: Option<&Pld>, closed: &ClosedForms, delta: f64) -> Result<Certified, Error> {
+        match pld {
+            Some(p) => p.epsilon_certified(delta),
+            None => closed
+                .epsilon(delta)
+                .map(|(epsilon, bound)| Certified {
+                    epsilon,
+                    delta,
+                    bound,
+                })
+                .ok_or(Error::Unattainable {
+                    what: "no rule of the crate answers for this sequence at this delta",
+                }),
+        }
+    }
+
+    /// The ε that an RDP level `r` at the filter's order converts to at `δ` (rounded up).
+    fn filter_epsilon(&self, r: f64, delta: f64) -> f64 {
+        let a = ORDERS[self.order_index];
+        let num = sub_up(-ln_down(delta), ln_down(a));
+        let ln_factor = ln_up(sub_up(1.0, crate::privacy::round::div_down(1.0, a)));
+        add_up(add_up(r, ln_factor), div_up(num, a - 1.0)).max(0.0)
+    }
+
+    /// Charges one release: accepted and recorded when it fits the budget under the
+    /// rule in force; otherwise [`Error::BudgetExceeded`] (or, under the filter,
+    /// [`Error::IncompatibleLoss`] for a release without an RDP bound) and **nothing is
+    /// recorded**. Call it before the release draws noise ([`release`](Self::release)
+    /// does).
+    pub fn charge(&self, release: &Release) -> Result<(), Error> {
+        let mut state = self.lock();
+        let mut filter_sum = state.filter_sum;
+        if let Rule::RenyiFilter { budget, .. } = self.rule {
+            let r = release
+                .rdp_curve()
+                .map(|c| c.at(self.order_index))
+                .ok_or(Error::IncompatibleLoss {
+                    reason: "the Renyi filter needs an RDP bound; an (epsilon, delta) release with \
+                             delta > 0 has none",
+                })?;
+            filter_sum = add_up(filter_sum, r);
+            if filter_sum.is_nan() || filter_sum > budget {
+                return Err(Error::BudgetExceeded {
+                    requested: PrivacyLoss::Approximate {
+                        epsilon: self.filter_epsilon(filter_sum, self.delta),
+                        delta: self.delta,
+                    },
+                    remaining: self.budget(),
+                });
+            }
+        }
+        let candidate = Self::candidate(&state, release);
+        if self.rule == Rule::FixedSequence {
+            let answer = Self::fixed_answer(candidate.pld.as_ref(), &candidate.closed, self.delta);
+            let fits = matches!(answer, Ok(c) if c.epsilon <= self.epsilon);
+            if !fits {
+                return Err(Error::BudgetExceeded {
+                    requested: PrivacyLoss::Approximate {
+                        epsilon: answer.map_or(f64::INFINITY, |c| c.epsilon),
+                        delta: self.delta,
+                    },
+                    remaining: self.budget(),
+                });
+            }
+        }
+        state.pld = candidate.pld;
+        state.pld_lost = candidate.pld_lost;
+        state.closed = Some(candidate.closed);
+        state.filter_sum = filter_sum;
+        state.charges += 1;
+        Ok(())
+    }
+
+    /// Charges `release`, then runs `mechanism` on `input`; a refused charge draws
+    /// nothing. The caller is responsible for `release` describing `mechanism` (the
+    /// same noise and sensitivity).
+    pub fn release<I, M, R>(
+        &self,
+        release: &Release,
+        mechanism: &M,
+        input: I,
+        rng: &mut R,
+    ) -> Result<M::Output, Error>
+    where
+        M: Mechanism<I> + ?Sized,
+        R: CryptoRng + ?Sized,
+    {
+        self.charge(release)?;
+        mechanism.release(input, rng)
+    }
+
+    /// Number of accepted charges.
+    pub fn charges(&self) -> u64 {
+        self.lock().charges
+    }
+
+    /// What has been spent, at `δ`, under the rule in force:
+    ///
+    /// * fixed sequence: the certified composition of the accepted releases at `δ`
+    ///   (as [`spent_fixed_sequence`](Self::spent_fixed_sequence));
+    /// * Rényi filter: the filter's running sum at its order converted at `δ`
+    ///   ([`Bound::RenyiFilter`]). The guarantee certified for the adaptive session is the
+    ///   budget; this is how much of it the filter has used (a filter started with this
+    ///   budget would have let the same releases through).
+    ///
+    /// `ε = 0` (with δ = 0) before the first charge.
+    pub fn spent(&self, delta: f64) -> Result<Certified, Error> {
+        let delta = check_delta(delta)?;
+        match self.rule {
+            Rule::FixedSequence => self.spent_fixed_sequence(delta),
+            Rule::RenyiFilter { .. } => {
+                let state = self.lock();
+                if state.charges == 0 {
+                    return Ok(nothing());
+                }
+                Ok(Certified {
+                    epsilon: self.filter_epsilon(state.filter_sum, delta),
+                    delta,
+                    bound: Bound::RenyiFilter,
+                })
+            }
+        }
+    }
+
+    /// The certified composition of the accepted releases at `δ` **as if their sequence
+    /// had been fixed in advance** (PLD, never above the closed forms): the guarantee of
+    /// [`Rule::FixedSequence`]; under the filter, a comparison only.
+    pub fn spent_fixed_sequence(&self, delta: f64) -> Result<Certified, Error> {
+        let delta = check_delta(delta)?;
+        let state = self.lock();
+        match &state.closed {
+            None => Ok(nothing()),
+            Some(closed) => Self::fixed_answer(state.pld.as_ref(), closed, delta),
+        }
+    }
+
+    /// The filter's running sum `Σ Rᵢ(α)` and its budget `B` (`None` under
+    /// [`Rule::FixedSequence`]).
+    pub fn filter_level(&self) -> Option<(f64, f64)> {
+        match self.rule {
+            Rule::RenyiFilter { budget, .. } => Some((self.lock().filter_sum, budget)),
+            Rule::FixedSequence => None,
+        }
+    }
+
+    /// The index of the filter's order in [`ORDERS`] (0 under the fixed-sequence rule).
+    pub fn order_index(&self) -> usize {
+        self.order_index
+    }
+}
+
+fn nothing() -> Certified {
+    Certified {
+        epsilon: 0.0,
+        delta: 0.0,
+        bound: Bound::Sequential,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_refuses_releases_without_rdp_and_records_nothing() {
+        let acc = OnlineAccountant::renyi_filter(1.0, 1e-6).unwrap();
+        let r = Release::approximate(0.1, 1e-8).unwrap();
+        assert!(matches!(acc.charge(&r), Err(Error::IncompatibleLoss { .. })));
+        assert_eq!(acc.charges(), 0);
+        assert_eq!(acc.spent(1e-6).unwrap().epsilon, 0.0);
+        assert!(OnlineAccountant::renyi_filter_at(1.0, 1e-6, 1.3).is_err());
+    }
+
+    #[test]
+    fn fixed_sequence_accepts_zcdp_without_a_pld() {
+        let acc = OnlineAccountant::fixed_sequence(1.0, 1e-6).unwrap();
+        acc.charge(&Release::zcdp(0.01).unwrap()).unwrap();
+        acc.charge(&Release::laplace(0.1).unwrap()).unwrap();
+        let spent = acc.spent(1e-6).unwrap();
+        assert!(spent.epsilon > 0.0 && spent.epsilon <= 1.0, "{spent:?}");
+        assert_ne!(spent.bound, Bound::Pld);
+    }
+}
