@@ -34,17 +34,22 @@
 //!
 //! ```
 //! use dpmech::composition::online::{OnlineAccountant, Release};
-//! use dpmech::{DefaultRng, Laplace};
+//! use dpmech::{DefaultRng, Error, Laplace};
 //! let acc = OnlineAccountant::renyi_filter(1.0, 1e-6)?;
 //! let mut rng = DefaultRng::from_os()?;
 //! let mut eps = 0.1;
 //! let mut answers = 0;
 //! // The next ε is chosen from the last output: only the filter is valid here.
-//! while let Ok(y) = acc.release(&Release::laplace(eps)?, &Laplace::new(1.0, eps)?, 12.0, &mut rng) {
-//!     eps = if y > 12.0 { 0.05 } else { 0.1 };
+//! let refusal = loop {
+//!     match acc.release(&Release::laplace(eps)?, &Laplace::new(1.0, eps)?, 12.0, &mut rng) {
+//!         Ok(y) => eps = if y > 12.0 { 0.05 } else { 0.1 },
+//!         Err(e) => break e,
+//!     }
 //!     answers += 1;
-//! }
-//! assert!(answers > 10 && acc.charges() == answers);
+//! };
+//! assert!(matches!(refusal, Error::BudgetExceeded { .. }));
+//! assert!(answers > 0 && acc.charges() == answers);
+//! assert!(acc.spent(1e-6)?.epsilon <= 1.0);
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
@@ -271,7 +276,11 @@ impl OnlineAccountant {
             None
         } else {
             match (&state.pld, &release.pld) {
-                (Some(a), Some(b)) => Some(a.compose(b)),
+                // The running composition is coarsened by splitting as it spreads
+                // (certified, as in `Pld::self_compose`, but finer: above 2¹³ points
+                // and down to 1/64 of its spread), so each charge stays cheap (100
+                // Laplace charges: about 27 ms, within 0.5 % of the uncoarsened ε).
+                (Some(a), Some(b)) => Some(a.compacted(1 << 13, 64.0).compose(b)),
                 (None, Some(b)) => Some(b.clone()),
                 _ => None,
             }
