@@ -89,7 +89,7 @@ impl Geometric {
 
     /// The smallest `k` with `Pr[|M(x) − f(x)| > k] ≤ β` for one released value.
     pub fn confidence_half_width(&self, beta: f64) -> Result<u64, Error> {
-        discrete_laplace_half_width(self.scale(), beta)
+        rational_half_width(self.noise.scale(), beta)
     }
 
     /// The L1 sensitivity Δ.
@@ -119,7 +119,12 @@ pub(crate) fn check_beta(beta: f64) -> Result<f64, Error> {
 }
 
 /// The smallest integer `k` with `Pr[|Z| > k] ≤ β` for discrete Laplace noise of scale
-/// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`), rounded up.
+/// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`), or a `k` above it: never
+/// below the exact answer for the `τ` given (taken as exact).
+///
+/// `α^(k+1) ≤ β(1+α)/2 ⇔ k + 1 ≥ τ·ln(2/(β(1+α)))`. Every step rounds toward a larger
+/// `k`: `α` is rounded **down** (it only appears in `1 + α`, where a larger value would
+/// make the tail look smaller), `β(1 + α)` down, the quotient, logarithm and product up.
 pub(crate) fn discrete_laplace_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
     if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::InvalidParameter {
@@ -129,10 +134,28 @@ pub(crate) fn discrete_laplace_half_width(scale: f64, beta: f64) -> Result<u64, 
         });
     }
     let beta = check_beta(beta)?;
-    let alpha = round::exp_up(-1.0 / scale).min(1.0);
-    // α^(k+1) ≤ β(1+α)/2  ⇔  k + 1 ≥ ln(2/(β(1+α)))·τ.
-    let needed = round::mul_up(round::ln_up(2.0 / (beta * (1.0 + alpha))), scale);
+    let alpha = round::exp_down(-round::div_up(1.0, scale)).min(1.0);
+    let denominator = round::mul_down(beta, round::add_down(1.0, alpha));
+    let needed = round::mul_up(round::ln_up(round::div_up(2.0, denominator)), scale);
     Ok((needed.ceil() - 1.0).max(0.0) as u64)
+}
+
+/// [`discrete_laplace_half_width`] for the exact rational scale a sampler uses: `τ` is
+/// converted to an `f64` rounded **up** (the tail `2α^(k+1)/(1+α)` grows with `τ`
+/// for every `k`, so a larger `τ` can only give a larger half-width).
+pub(crate) fn rational_half_width(scale: Rational, beta: f64) -> Result<u64, Error> {
+    discrete_laplace_half_width(rational_up(scale), beta)
+}
+
+/// An `f64` upper bound on `num/den`.
+fn rational_up(r: Rational) -> f64 {
+    let den = r.den() as f64; // rounded to nearest: step down if it went up.
+    let den = if den as u128 > u128::from(r.den()) {
+        den.next_down()
+    } else {
+        den
+    };
+    round::div_up(round::u64_up(r.num()), den)
 }
 
 /// The values of a release, released as their noise arrives (`O` a `Vec` or an array).
@@ -150,5 +173,117 @@ impl<O: AsMut<[i64]>> BatchSink for Released<'_, O> {
     #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
         self.out.as_mut()[i] = saturate_i64(i128::from(self.values[i]) + z);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampling::{Big, exp_neg};
+    use core::cmp::Ordering;
+
+    /// Fractional bits of the certified enclosures.
+    const P: u64 = 256;
+
+    /// `β = m·2^(−s)` exactly (β a normal `f64` in (0, 1)).
+    fn dyadic(beta: f64) -> (u128, u64) {
+        let bits = beta.to_bits();
+        let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1075;
+        (u128::from(m), (-e) as u64)
+    }
+
+    /// Decides `2α^(k+1)/(1+α) ≤ β` for `α = e^(−den/num)` with certified enclosures:
+    /// `Some(true)` / `Some(false)` when the enclosures settle it, `None` otherwise.
+    fn tail_at_most(num: u64, den: u64, k: u64, beta: f64) -> Option<bool> {
+        let (m, s) = dyadic(beta);
+        let power = exp_neg(u128::from(den) * u128::from(k + 1), num, P);
+        let alpha = exp_neg(u128::from(den), num, P);
+        let m = Big::from_u128(m);
+        // 2·α^(k+1)·2^s against m·(1 + α), all scaled by 2^P.
+        let holds = power.hi.shl(s + 1).cmp(&m.mul(&Big::pow2(P).add(&alpha.lo)));
+        let fails = power.lo.shl(s + 1).cmp(&m.mul(&Big::pow2(P).add(&alpha.hi)));
+        if holds != Ordering::Greater {
+            Some(true)
+        } else if fails == Ordering::Greater {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The half-width is never below the exact smallest `k` (the tail at `k` is
+    /// certified ≤ β) and at most one above it (the tail at `k − 2` is certified > β),
+    /// for scales given as `f64` and as rationals that no `f64` holds.
+    #[test]
+    fn half_width_is_certified_against_exact_tails() {
+        let betas = [0.5, 0.05, 1e-3, 1e-9, 1e-15];
+        let dyadic_scales: [(u64, u64); 6] = [(1, 1), (1, 2), (2, 1), (10, 1), (3, 4), ((1 << 20) + 1, 1)];
+        let rational_scales: [(u64, u64); 4] = [(10, 3), (1000, 7), (1, 3), (123_456_789, 1000)];
+        let mut tight = 0;
+        let mut cases = 0;
+        for &beta in &betas {
+            for (num, den, k) in dyadic_scales
+                .iter()
+                .map(|&(n, d)| {
+                    (
+                        n,
+                        d,
+                        discrete_laplace_half_width(n as f64 / d as f64, beta).unwrap(),
+                    )
+                })
+                .chain(rational_scales.iter().map(|&(n, d)| {
+                    (
+                        n,
+                        d,
+                        rational_half_width(Rational::new(n, d).unwrap(), beta).unwrap(),
+                    )
+                }))
+            {
+                cases += 1;
+                assert_eq!(
+                    tail_at_most(num, den, k, beta),
+                    Some(true),
+                    "τ = {num}/{den}, β = {beta}, k = {k}"
+                );
+                if k >= 2 {
+                    assert_eq!(
+                        tail_at_most(num, den, k - 2, beta),
+                        Some(false),
+                        "τ = {num}/{den}, β = {beta}: k = {k} is more than one above the exact answer"
+                    );
+                }
+                if k == 0 || tail_at_most(num, den, k - 1, beta) == Some(false) {
+                    tight += 1;
+                }
+            }
+        }
+        // The outward rounding costs at most a few ulps: almost every answer is exact.
+        assert!(tight + 2 >= cases, "{tight} of {cases} exact");
+    }
+
+    #[test]
+    fn rational_up_never_rounds_down() {
+        for (num, den) in [
+            (1u64, 3u64),
+            (10, 3),
+            (u64::MAX, 3),
+            (u64::MAX, u64::MAX - 1),
+            ((1 << 53) + 1, 1),
+        ] {
+            let x = rational_up(Rational::new(num, den).unwrap());
+            // x·den ≥ num in exact integer arithmetic (x is a dyadic f64 here, ≤ 2^64).
+            let bits = x.to_bits();
+            let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+            let e = ((bits >> 52) & 0x7ff) as i64 - 1075;
+            let lhs = Big::from_u128(m).mul(&Big::from_u128(u128::from(den)));
+            let rhs = Big::from_u128(u128::from(num));
+            let ok = if e >= 0 {
+                lhs.shl(e as u64).cmp(&rhs) != Ordering::Less
+            } else {
+                lhs.cmp(&rhs.shl((-e) as u64)) != Ordering::Less
+            };
+            assert!(ok, "{num}/{den} -> {x}");
+        }
     }
 }

@@ -215,8 +215,7 @@ impl Laplace {
     /// A half-width `w` with `Pr[|M(x) − f(x)| > w] ≤ β` for one released value: the
     /// exact tail of the discrete noise plus the rounding of the input (`g/2`).
     pub fn confidence_half_width(&self, beta: f64) -> Result<f64, Error> {
-        let tau = self.scalar_noise.scale().to_f64();
-        let units = super::geometric::discrete_laplace_half_width(tau, beta)?;
+        let units = super::geometric::rational_half_width(self.scalar_noise.scale(), beta)?;
         let g = self.grid.granularity();
         Ok(round::add_up(round::mul_up(units as f64, g), g / 2.0))
     }

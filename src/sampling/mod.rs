@@ -63,6 +63,8 @@ mod uniform;
 
 pub use bernoulli::{BernoulliExpNeg, bernoulli_exp_neg, bernoulli_ratio};
 pub use bits::BitSource;
+#[cfg(test)]
+pub(crate) use certified::{Big, exp_neg};
 pub use discrete_gaussian::{DiscreteGaussianSampler, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::{BatchSink, saturate_i64};
