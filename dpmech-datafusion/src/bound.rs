@@ -15,8 +15,12 @@
 //!    from the release key — uniform-looking for every unit, fixed by the key and the
 //!    values alone), ties broken by the group's bytes — and lets each kept pair count
 //!    as `min(c, m)` rows of its own mean ([`pair_share`]);
-//! 4. emits one row per group of the partition: `(__g, __count, __units, __s0, …)`,
-//!    exact integers that the final `GROUP BY __g` of the engine sums.
+//! 4. emits one row per group of the partition that at least one kept pair supports:
+//!    `(__g, __count, __units, __s0, …)`, exact integers that the final `GROUP BY __g`
+//!    of the engine sums. A group all of whose pairs were cut is not emitted, so it can
+//!    never become a candidate of partition selection (module `select`).
+//!
+//! The column names are those of module `columns`.
 //!
 //! Every choice depends only on the unit's own rows and the key, never on the partition
 //! or the batch boundaries, so the released values are bit-identical at any number of
@@ -30,9 +34,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{
-    Array, ArrayRef, Decimal128Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+    Array, ArrayRef, BooleanArray, Decimal128Array, Int64Array, RecordBatch, StringArray, UInt64Array,
 };
-use datafusion::arrow::compute::{cast, interleave};
+use datafusion::arrow::compute::{cast, filter_record_batch, interleave};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -50,6 +54,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
+use crate::columns;
 use crate::key::{RankKey, mix};
 use crate::udf::fits_i64;
 
@@ -66,8 +71,41 @@ pub(crate) struct BoundSpec {
     pub(crate) max_rows: u32,
     /// The key of the pair ranks.
     pub(crate) rank_key: RankKey,
-    /// Test-only: keep every pair whole (the negative control of the audits).
-    pub(crate) unbounded: bool,
+    /// Keep every pair whole: the negative control of the tests, which exists only with
+    /// the `unsafe-testing` feature.
+    #[cfg(feature = "unsafe-testing")]
+    unbounded: bool,
+}
+
+impl BoundSpec {
+    /// Bounding to `max_groups` pairs of at most `max_rows` rows per unit, ranked by
+    /// `rank_key`. `unbounded` (keep everything) is honoured only with the
+    /// `unsafe-testing` feature; without it, asking for it is an error.
+    pub(crate) fn new(max_groups: u32, max_rows: u32, rank_key: RankKey, unbounded: bool) -> Result<Self> {
+        #[cfg(not(feature = "unsafe-testing"))]
+        if unbounded {
+            return Err(DataFusionError::Plan(
+                "a plan without contribution bounding runs only in a test build \
+                 (the unsafe-testing feature)"
+                    .into(),
+            ));
+        }
+        Ok(BoundSpec {
+            max_groups,
+            max_rows,
+            rank_key,
+            #[cfg(feature = "unsafe-testing")]
+            unbounded,
+        })
+    }
+
+    /// Whether every pair is kept whole (never, without `unsafe-testing`).
+    pub(crate) fn keeps_everything(&self) -> bool {
+        #[cfg(feature = "unsafe-testing")]
+        return self.unbounded;
+        #[cfg(not(feature = "unsafe-testing"))]
+        false
+    }
 }
 
 /// The output type of a group column: integers stay integers, everything else is read
@@ -84,12 +122,12 @@ fn group_type(input: &DataType) -> DataType {
 /// The output schema for an input `(__f, __g, __v0, …)`.
 fn output_schema(input: &Schema) -> SchemaRef {
     let mut fields = vec![
-        Field::new("__g", group_type(input.field(1).data_type()), true),
-        Field::new("__count", DataType::Int64, false),
-        Field::new("__units", DataType::Int64, false),
+        Field::new(columns::GROUP, group_type(input.field(1).data_type()), true),
+        Field::new(columns::COUNT, DataType::Int64, false),
+        Field::new(columns::UNITS, DataType::Int64, false),
     ];
     for j in 0..input.fields().len() - 2 {
-        fields.push(Field::new(format!("__s{j}"), DataType::Decimal128(38, 0), false));
+        fields.push(Field::new(columns::sum(j), DataType::Decimal128(38, 0), false));
     }
     Arc::new(Schema::new(fields))
 }
@@ -129,7 +167,8 @@ impl TableProvider for BoundedTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let fingerprint = datafusion::physical_expr::expressions::col("__f", &self.input.schema())?;
+        let fingerprint =
+            datafusion::physical_expr::expressions::col(columns::FINGERPRINT, &self.input.schema())?;
         let partitions = state.config().target_partitions().max(1);
         let repartitioned = Arc::new(RepartitionExec::try_new(
             self.input.clone(),
@@ -161,7 +200,7 @@ impl BoundContributionsExec {
         spec: BoundSpec,
         projection: Option<Vec<usize>>,
     ) -> Result<Self> {
-        let fingerprint = datafusion::physical_expr::expressions::col("__f", &input.schema())?;
+        let fingerprint = datafusion::physical_expr::expressions::col(columns::FINGERPRINT, &input.schema())?;
         let full_schema = output_schema(&input.schema());
         let schema = match &projection {
             Some(p) => Arc::new(full_schema.project(p)?),
@@ -203,7 +242,7 @@ impl DisplayAs for BoundContributionsExec {
             "BoundContributionsExec: max_groups={}, max_rows_per_group={}{}",
             self.spec.max_groups,
             self.spec.max_rows,
-            if self.spec.unbounded {
+            if self.spec.keeps_everything() {
                 ", UNBOUNDED (test only)"
             } else {
                 ""
@@ -511,6 +550,7 @@ impl PartitionState {
 
     fn finish(self, spec: &BoundSpec, schema: SchemaRef) -> Result<RecordBatch> {
         let k = self.values;
+        let unbounded = spec.keeps_everything();
         let stride = self.stride();
         let n_groups = self.groups.len();
         let m = i64::from(spec.max_rows);
@@ -597,7 +637,7 @@ impl PartitionState {
                     }
                     row = next[row as usize];
                 }
-                if !spec.unbounded && pairs.len() > l0 {
+                if !unbounded && pairs.len() > l0 {
                     // L0: the pairs with the smallest keyed ranks (ties: the group's bytes).
                     for p in pairs.iter_mut() {
                         p.rank = mix(fingerprint ^ group_hashes[p.group as usize]);
@@ -612,7 +652,7 @@ impl PartitionState {
                     let g = p.group as usize;
                     units[g] += 1;
                     let exact = &pair_sums[p.index * k..(p.index + 1) * k];
-                    if spec.unbounded {
+                    if unbounded {
                         counts[g] += p.rows;
                         for j in 0..k {
                             sums[g * k + j] += exact[j];
@@ -630,6 +670,10 @@ impl PartitionState {
         let group_type = self
             .group_type
             .unwrap_or_else(|| schema.field(0).data_type().clone());
+        // Only the groups that a kept pair supports: a group whose every pair bounding
+        // cut must not reach partition selection (a unit holding many keys would get one
+        // chance per key instead of at most L0).
+        let supported = BooleanArray::from_iter(units.iter().map(|&u| Some(u > 0)));
         let mut columns: Vec<ArrayRef> = vec![
             self.groups.keys(&group_type)?,
             Arc::new(Int64Array::from(counts)),
@@ -641,7 +685,10 @@ impl PartitionState {
                 Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
             ));
         }
-        Ok(RecordBatch::try_new(schema, columns)?)
+        Ok(filter_record_batch(
+            &RecordBatch::try_new(schema, columns)?,
+            &supported,
+        )?)
     }
 }
 
@@ -764,12 +811,13 @@ mod tests {
             })
             .collect();
         for (max_groups, max_rows) in [(2, 1), (3, 2), (20, 50)] {
-            let spec = BoundSpec {
+            let spec = BoundSpec::new(
                 max_groups,
                 max_rows,
-                rank_key: ReleaseKey::from_bytes_insecure([3; 32]).rank_key("groups"),
-                unbounded: false,
-            };
+                ReleaseKey::from_bytes_insecure([3; 32]).rank_key("groups"),
+                false,
+            )
+            .unwrap();
             let schema = Arc::new(Schema::new(vec![
                 Field::new("__f", DataType::UInt64, false),
                 Field::new("__g", DataType::Int64, true),
@@ -807,6 +855,37 @@ mod tests {
                 })
                 .collect();
             assert_eq!(got, reference(&rows, &spec), "L0 = {max_groups}, m = {max_rows}");
+        }
+    }
+
+    #[test]
+    fn groups_whose_every_pair_was_cut_are_not_emitted() {
+        // One unit in 50 groups, L0 = 2: exactly 2 groups come out, each with one unit.
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("__f", DataType::UInt64, false),
+            Field::new("__g", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(UInt64Array::from_iter_values(std::iter::repeat_n(77, 50))),
+                Arc::new(StringArray::from_iter_values((0..50).map(|g| format!("k{g}")))),
+            ],
+        )
+        .unwrap();
+        for unbounded in [false, true] {
+            #[cfg(not(feature = "unsafe-testing"))]
+            if unbounded {
+                assert!(BoundSpec::new(2, 1, RankKey::from_words(1, 2), true).is_err());
+                continue;
+            }
+            let spec = BoundSpec::new(2, 1, RankKey::from_words(1, 2), unbounded).unwrap();
+            let mut partition = PartitionState::new(0);
+            partition.push(&batch).unwrap();
+            let out = partition.finish(&spec, output_schema(&schema)).unwrap();
+            let units = out.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+            assert_eq!(out.num_rows(), if unbounded { 50 } else { 2 });
+            assert!(units.values().iter().all(|&u| u == 1));
         }
     }
 

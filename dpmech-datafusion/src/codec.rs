@@ -45,12 +45,13 @@ impl PhysicalExtensionCodec for DpmechCodec {
         if r.u8()? != BOUND_EXEC || inputs.len() != 1 {
             return Err(malformed());
         }
-        let spec = BoundSpec {
-            max_groups: r.u32()?,
-            max_rows: r.u32()?,
-            rank_key: RankKey::from_words(r.u64()?, r.u64()?),
-            unbounded: r.u8()? != 0,
-        };
+        // A plan without bounding decodes only in a test build (`unsafe-testing`).
+        let spec = BoundSpec::new(
+            r.u32()?,
+            r.u32()?,
+            RankKey::from_words(r.u64()?, r.u64()?),
+            r.u8()? != 0,
+        )?;
         let projection = match r.u8()? {
             0 => None,
             _ => Some(
@@ -86,7 +87,7 @@ impl PhysicalExtensionCodec for DpmechCodec {
         let (k0, k1) = spec.rank_key.words();
         buf.extend(k0.to_le_bytes());
         buf.extend(k1.to_le_bytes());
-        buf.push(u8::from(spec.unbounded));
+        buf.push(u8::from(spec.keeps_everything()));
         match projection {
             None => buf.push(0),
             Some(p) => {

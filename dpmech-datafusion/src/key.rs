@@ -69,7 +69,7 @@ impl ReleaseKey {
 
 /// A 128-bit key of SipHash-2-4 (Aumasson & Bernstein 2012), a PRF for short inputs:
 /// ordering rows by it is a uniformly random order to anyone without the key.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct RankKey(u64, u64);
 
 impl RankKey {

@@ -6,9 +6,12 @@
 //! sums and means per group, with public keys or with partition selection, under
 //! add/remove of one privacy unit:
 //!
-//! 1. **Budget first.** The query's total loss (Σ ε of its aggregates, plus the
-//!    selection's (ε, δ)) is charged to a [`dpmech::Accountant`] before anything is
-//!    planned or scanned; a refused charge runs nothing.
+//! 1. **Plan, then charge.** Every public parameter is validated and the whole query
+//!    planned — columns exist, types have a total reading, grids, sensitivities and the
+//!    selection threshold are representable, every noise can be built — before the
+//!    query's total loss (Σ ε of its aggregates, plus the selection's (ε, δ)) is charged
+//!    to a [`dpmech::Accountant`]. A refused query spends nothing; a refused charge runs
+//!    nothing.
 //! 2. **Contribution bounding in the plan.** The rows are repartitioned by a fingerprint
 //!    of the unit, so all rows of one unit meet in one partition, and a physical
 //!    operator of the plan (`BoundContributionsExec`, one pass over cache-sized buckets,
@@ -18,19 +21,26 @@
 //!    consistent and no rows need choosing), and at most `max_groups` pairs per unit
 //!    are kept, the first in an order keyed by the release (a SipHash-2-4 key derived
 //!    from the [`ReleaseKey`]), so the choice depends on nothing but the unit's own
-//!    groups and the key. The operator emits exact per-group partials that the engine's
-//!    `GROUP BY` sums.
+//!    groups and the key. The operator emits exact per-group partials, for the groups a
+//!    kept pair supports, that the engine's `GROUP BY` sums.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint — so does text that does not parse;
-//!    ±∞ and out-of-range values clamped)
-//!    and summed as **integers** on a power-of-two grid, so the result does not depend
-//!    on partitioning, thread count or summation order (Casacuberta et al. 2022), and
-//!    no record can cause an error.
-//! 4. **Noise once, at the end, retry-safe.** After the final merge, outside the
+//!    ±∞ and out-of-range values clamped) and summed as **integers** on a power-of-two
+//!    grid, so the result does not depend on partitioning, thread count or summation
+//!    order (Casacuberta et al. 2022), and no record can cause an error.
+//! 4. **Keys.** Public keys are released all, empty ones with noise. Private keys pass
+//!    partition selection: a group is a candidate only if a kept pair supports it, and
+//!    is released only if its noisy number of distinct units reaches a threshold
+//!    (δ in (0, 1), charged).
+//! 5. **Noise once, at the end, retry-safe.** After the final merge, outside the
 //!    engine, each released cell gets exact discrete Laplace noise (dpmech's
-//!    draw-independent sampler) from a ChaCha20 generator keyed by
-//!    HMAC-SHA256(release key, cell key): recomputing gives the same noise, two releases
-//!    share none.
+//!    draw-independent sampler) or discrete Gaussian noise ([`GroupedQuery::zcdp`],
+//!    public keys) from a ChaCha20 generator keyed by HMAC-SHA256(release key, cell
+//!    key): recomputing gives the same noise, two releases share none.
+//! 6. **Plans that travel.** The physical plan of a release serialises with
+//!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
+//!    and functions, so a distributed runner (Ballista) can ship every stage to its
+//!    executors, and the decoded plan releases bit-identical values.
 //!
 //! Releases are written as SQL text ([`PrivateSession::sql`]: `SELECT day,
 //! dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon',
@@ -38,16 +48,44 @@
 //! [`PrivateSession::table`] with the `dp_` aggregate UDFs of module [`functions`]
 //! ([`PrivateSession::release_frame`]), or built with [`GroupedQuery`]. SQL and
 //! DataFrames are planned by DataFusion and their logical plan read into the same
-//! [`GroupedQuery`] (module [`sql`] gives the accepted form).
+//! [`GroupedQuery`] (module [`sql`] gives the accepted form). A DataFusion `DataFrame`
+//! registers as a private table through `DataFrame::into_view`. A release registers
+//! nothing in the user's `SessionContext`: one that fails or is cancelled leaves it as
+//! it was, and several sessions can share clones of one context.
 //!
-//! 5. **Plans that travel.** The physical plan of a release serialises with
-//!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
-//!    and functions, so a distributed runner (Ballista) can ship every stage to its
-//!    executors, and the decoded plan releases bit-identical values.
+//! # The files, by stage
 //!
-//! Aggregates are ε-DP with discrete Laplace noise, or ρ-zCDP with discrete Gaussian
-//! noise ([`GroupedQuery::zcdp`], public keys). A DataFusion `DataFrame` registers as a
-//! private table through `DataFrame::into_view`.
+//! | file | stage | what it holds |
+//! |---|---|---|
+//! | `query.rs` | 1. query | [`GroupedQuery`], [`Keys`], [`Aggregate`], [`ContributionBounds`]; validation of every parameter and the guarantee to charge |
+//! | `sql.rs` | 1. query | SQL text and DataFrames read into a [`GroupedQuery`] (module [`sql`]) |
+//! | `functions.rs` | 1. query | the `dp_` aggregate UDFs of SQL and DataFrames, and the private tables' stand-ins (module [`functions`]) |
+//! | `plan.rs` | 2. plan | grids, noises and threshold fixed from public parameters; the engine's plan built with `LogicalPlanBuilder` — all before the charge |
+//! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint and the record rule on a grid (`Grid`); which column types are accepted |
+//! | `columns.rs` | 2.–4. | the internal column names and the order of a group's partials |
+//! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator |
+//! | `aggregate.rs` | 4. aggregate | running the plan and reading the exact per-group partials |
+//! | `select.rs` | 5. noise | partition selection for private keys |
+//! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |
+//! | `release.rs` | 6. release | [`PrivateSession`]: plan → charge → execute → noise; [`Release`], [`ReleasedRow`] |
+//! | `key.rs` | keys | [`ReleaseKey`], the derivation of the noise and bounding keys |
+//! | `codec.rs` | distribution | [`DpmechCodec`], the plan codec for distributed executors |
+//!
+//! # Integer arithmetic on the privacy path
+//!
+//! No integer computation between the records and a release can wrap, in any build:
+//! a record is clamped to its bounds and rounded to at most about 2²¹ grid units, then
+//! saturated into 32 bits (`bound::record_word`); a pair's share is computed in `i128`
+//! and saturated to `i64` (`bound::pair_share`); partials are summed as
+//! `DECIMAL(38, 0)` (no table of fewer than 2¹⁰⁰ rows reaches its limit) and read back
+//! saturated to `i64` (`aggregate`); a sum cell's sensitivity `m × per-record units` is
+//! a checked multiplication, refused before the charge if it overflows (`noise`); the
+//! selection threshold is refused beyond 2⁶² and the noisy count saturates
+//! (`select`); noise is added with saturation at the `i64` range (the samplers of
+//! `dpmech`). Each saturation maps a value beyond the range to the range's end, a
+//! 1-Lipschitz map, so no sensitivity grows and no record can cause an error; the
+//! crate's tests run without overflow checks (`[profile.test.package.dpmech-datafusion]`),
+//! as a release build does, so a wrap cannot hide behind a debug panic.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), dpmech_datafusion::DpError> {
@@ -76,35 +114,65 @@
 
 #![forbid(unsafe_code)]
 
+mod aggregate;
 mod bound;
 mod codec;
+mod columns;
 pub mod functions;
 mod key;
-mod session;
+mod noise;
+mod plan;
+mod query;
+mod release;
+mod select;
 pub mod sql;
 mod udf;
 
 pub use codec::DpmechCodec;
 pub use key::ReleaseKey;
-pub use session::{
-    Aggregate, ContributionBounds, GroupedQuery, Keys, PrivateSession, Release, ReleasedRow, ReleasedValue,
-};
+pub use noise::ReleasedValue;
+pub use query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
+pub use release::{PrivateSession, Release, ReleasedRow};
 
 /// Everything that can go wrong in a private release. Only public parameters and the
-/// query plan can cause an error; records never do.
+/// query plan can cause an error; records never do. Every variant is returned before
+/// anything is charged, except [`Privacy`](Self::Privacy) with
+/// [`dpmech::Error::BudgetExceeded`] (the charge itself), and [`DataFusion`](Self::DataFusion)
+/// or [`Arrow`](Self::Arrow) from the engine while it runs.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DpError {
-    /// A privacy parameter or the budget (e.g. [`dpmech::Error::BudgetExceeded`]).
+    /// A privacy parameter or the budget (e.g. [`dpmech::Error::InvalidDelta`] for a
+    /// selection δ outside (0, 1), [`dpmech::Error::BudgetExceeded`]).
     #[error(transparent)]
     Privacy(#[from] dpmech::Error),
-    /// DataFusion failed to plan or run the query (a schema or SQL problem).
+    /// DataFusion failed to plan or run the query.
     #[error(transparent)]
     DataFusion(#[from] datafusion::error::DataFusionError),
     /// Arrow failed to convert a column.
     #[error(transparent)]
     Arrow(#[from] datafusion::arrow::error::ArrowError),
-    /// The query or a registration is malformed.
+    /// No private table of this name is registered.
+    #[error("no private table `{0}`")]
+    UnknownTable(String),
+    /// The private table has no column of this name.
+    #[error("no column `{0}` in the private table")]
+    UnknownColumn(String),
+    /// A column's type has no total reading for its role (a group key, a value, a
+    /// privacy unit).
+    #[error("column `{column}` of type {data_type} cannot be {role}")]
+    UnsupportedType {
+        /// The column.
+        column: String,
+        /// Its type, as DataFusion prints it.
+        data_type: String,
+        /// What it was asked to be, and what is accepted.
+        role: &'static str,
+    },
+    /// A public parameter whose grid, sensitivity or threshold cannot be represented.
+    #[error("{0}")]
+    Unrepresentable(String),
+    /// The query or a registration is outside the accepted form (see module [`sql`]).
     #[error("invalid private query: {0}")]
     Invalid(String),
     /// The operating system could not provide entropy for a release key.

@@ -36,7 +36,7 @@ use dpmech::statistics::Bounds;
 
 use crate::DpError;
 use crate::functions::DpFunction;
-use crate::session::GroupedQuery;
+use crate::query::GroupedQuery;
 
 fn invalid(what: impl Into<String>) -> DpError {
     DpError::Invalid(what.into())

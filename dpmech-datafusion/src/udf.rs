@@ -1,10 +1,11 @@
 //! The scalar functions the bounded plan uses: a keyed fingerprint of the privacy unit
 //! and the record rule that puts values on an integer grid.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
+use datafusion::arrow::array::{
+    Array, ArrayRef, Float64Array, Int64Array, LargeBinaryArray, StringArray, UInt64Array,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result;
@@ -12,23 +13,6 @@ use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl,
 use dpmech::statistics::Bounds;
 
 use crate::key::{RankKey, ReleaseKey};
-
-/// A UDF is identified by its (per-release, unique) name: equality and hashing by name.
-macro_rules! identified_by_name {
-    ($ty:ty) => {
-        impl PartialEq for $ty {
-            fn eq(&self, other: &Self) -> bool {
-                self.name == other.name
-            }
-        }
-        impl Eq for $ty {}
-        impl Hash for $ty {
-            fn hash<H: Hasher>(&self, state: &mut H) {
-                self.name.hash(state);
-            }
-        }
-    };
-}
 
 /// Whether every value of the type is an `i64` (signed integers, unsigned up to 32 bits).
 pub(crate) fn fits_i64(data_type: &DataType) -> bool {
@@ -44,6 +28,43 @@ pub(crate) fn fits_i64(data_type: &DataType) -> bool {
     )
 }
 
+fn is_binary(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_)
+    )
+}
+
+/// Types whose every value has a text form that Arrow's cast computes without failing:
+/// group keys that are not integers are read as this text, so a key can never cause an
+/// error (a type outside this list, e.g. bytes that need not be UTF-8, is refused when
+/// the release is planned, before anything is charged).
+pub(crate) fn has_total_text_form(data_type: &DataType) -> bool {
+    match data_type {
+        t if fits_i64(t) => true,
+        DataType::UInt64
+        | DataType::Boolean
+        | DataType::Float16
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Date32
+        | DataType::Date64
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => true,
+        DataType::Dictionary(_, values) => has_total_text_form(values),
+        _ => false,
+    }
+}
+
+/// Types a privacy unit may have: those [`UnitFingerprint`] reads without failing (the
+/// text types above, and bytes, hashed as they are).
+pub(crate) fn is_unit_type(data_type: &DataType) -> bool {
+    has_total_text_form(data_type) || is_binary(data_type)
+}
+
 /// `name(unit) → UInt64`: the privacy unit's fingerprint, by which the plan
 /// repartitions and bounds (module `bound`). Integers (and floats, by their bits) go
 /// through a keyed bijection of 64-bit words, so distinct values never collide; every
@@ -53,7 +74,7 @@ pub(crate) fn fits_i64(data_type: &DataType) -> bool {
 /// same fingerprints; distinct units that collide (text, probability ~n²/2⁶⁵) are
 /// bounded together as one, which only tightens each one's contribution. NULL is one
 /// unit of its own fingerprint.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub(crate) struct UnitFingerprint {
     name: String,
     key: RankKey,
@@ -90,8 +111,6 @@ impl UnitFingerprint {
         h.finish()
     }
 }
-
-identified_by_name!(UnitFingerprint);
 
 /// The part that stands for NULL (no encoded text has this one-byte form: `0xff` alone
 /// is not UTF-8).
@@ -164,6 +183,15 @@ impl UnitFingerprint {
                     .collect();
                 words(&bits, &valid)
             }
+            t if is_binary(t) => {
+                // Bytes as they are: a cast to text would fail on bytes that are not UTF-8.
+                let c = cast(array, &DataType::LargeBinary)?;
+                let c = c
+                    .as_any()
+                    .downcast_ref::<LargeBinaryArray>()
+                    .expect("LargeBinary");
+                c.iter().map(|v| Some(v.map_or(null, |b| self.text(b)))).collect()
+            }
             _ => {
                 let c = cast(array, &DataType::Utf8)?;
                 let c = c.as_any().downcast_ref::<StringArray>().expect("Utf8");
@@ -176,17 +204,108 @@ impl UnitFingerprint {
     }
 }
 
+/// The grid of one sum or mean: records are read in units of `g = 2^exp`, with
+/// `exp = e(max(|lower|, |upper|)) − 20` (`e(x)` the exponent of `x`, read from its
+/// bits, so every platform picks the same grid), so a record is an integer of at most
+/// about 2²¹ units and sums stay far from the `i64` limits. Bounds whose larger end is
+/// below `2⁻¹⁰⁰²` in magnitude are refused (their grid would fall below the smallest
+/// normal `f64`), and so are bounds reaching `2⁹⁸⁰ ≈ 10²⁹⁵` (a released sum, up to
+/// `2⁶³` units, would no longer be a finite `f64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Grid {
+    exp: i32,
+    largest: u64,
+}
+
+impl Grid {
+    /// `2⁻¹⁰⁰²`: the smallest magnitude of the larger bound (its grid is then `2⁻¹⁰²²`).
+    pub(crate) const SMALLEST_BOUND: f64 = f64::from_bits(((1023 - 1002) as u64) << 52);
+
+    /// The largest exponent of a grid: any `i64` number of units of `2⁹⁵⁹` is finite.
+    const LARGEST_EXP: i32 = 959;
+
+    /// The grid of records clamped to `bounds`.
+    pub(crate) fn for_bounds(bounds: &Bounds) -> Result<Self, crate::DpError> {
+        let big = bounds.lower().abs().max(bounds.upper().abs());
+        let refuse = |what: &str| {
+            Err(crate::DpError::Unrepresentable(format!(
+                "bounds [{:e}, {:e}] are {what}: the larger end must lie in [2^-1002, 2^980) in \
+                 magnitude",
+                bounds.lower(),
+                bounds.upper()
+            )))
+        };
+        if big.is_nan() || big < Self::SMALLEST_BOUND {
+            return refuse("too close to 0");
+        }
+        // A finite normal `big`: its unbiased exponent from the bits.
+        let exponent = ((big.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        if exponent - 20 > Self::LARGEST_EXP {
+            return refuse("too large");
+        }
+        Ok(Self::with_exp(bounds, exponent - 20))
+    }
+
+    /// The grid `2^exp` for `bounds` (as decoded from a plan).
+    pub(crate) fn with_exp(bounds: &Bounds, exp: i32) -> Self {
+        let units = |v: f64| GridUnits::units(bounds, exp, Some(v)).unsigned_abs();
+        Grid {
+            exp,
+            largest: units(bounds.lower()).max(units(bounds.upper())),
+        }
+    }
+
+    /// The exponent of `g`.
+    pub(crate) fn exp(&self) -> i32 {
+        self.exp
+    }
+
+    /// `g = 2^exp`.
+    pub(crate) fn step(&self) -> f64 {
+        f64::from(self.exp).exp2()
+    }
+
+    /// The largest |record| in units of `g`.
+    pub(crate) fn largest_record(&self) -> u64 {
+        self.largest
+    }
+}
+
 /// `name(value DOUBLE) → BIGINT`: one record under the public rule, in grid units:
 /// NULL and NaN become the bounds' NaN value (by default the midpoint), ±∞ and values
 /// outside `[lower, upper]` are clamped, and the result is rounded to the nearest
 /// multiple of `g = 2^grid_exp` (ties to even) and returned as an integer number of
-/// `g`. Total: no record can cause an error.
+/// `g` (saturating at the `i64` range). Total: no record can cause an error.
 #[derive(Debug)]
 pub(crate) struct GridUnits {
     name: String,
     bounds: Bounds,
     grid_exp: i32,
     signature: Signature,
+}
+
+/// Two functions are equal when they compute the same: same name and parameters (so
+/// the optimiser never merges the records of two aggregates with different bounds).
+impl PartialEq for GridUnits {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.grid_exp == other.grid_exp
+            && bound_bits(&self.bounds) == bound_bits(&other.bounds)
+    }
+}
+
+impl Eq for GridUnits {}
+
+impl std::hash::Hash for GridUnits {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        self.grid_exp.hash(state);
+        bound_bits(&self.bounds).hash(state);
+    }
+}
+
+fn bound_bits(b: &Bounds) -> [u64; 3] {
+    [b.lower().to_bits(), b.upper().to_bits(), b.nan_value().to_bits()]
 }
 
 impl GridUnits {
@@ -213,8 +332,6 @@ impl GridUnits {
         (v * f64::from(-grid_exp).exp2()).round_ties_even() as i64
     }
 }
-
-identified_by_name!(GridUnits);
 
 impl ScalarUDFImpl for GridUnits {
     fn name(&self) -> &str {

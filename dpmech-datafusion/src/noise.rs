@@ -1,0 +1,346 @@
+//! Stage 5, the noise: each released cell's exact integer partials get exact discrete
+//! noise — discrete Laplace (ε-DP) or discrete Gaussian (ρ-zCDP) — from a generator
+//! keyed by the release key and the cell, after the final merge and outside the engine.
+//! Every noise is built from public parameters when the release is planned, before the
+//! charge; here it is only drawn.
+//!
+//! **Calibration.** One unit touches at most L0 cells of an aggregate (its kept pairs),
+//! each by at most `Δ∞` (m rows, or m records of at most `per_record` grid units), so
+//! each cell gets the aggregate's budget divided by L0 (rounded down): ε/L0 with
+//! discrete Laplace noise of scale `Δ∞·L0/ε`, or ρ/L0 with a discrete Gaussian of
+//! `σ² = L0·Δ∞²/(2ρ)`; the cells of a unit then compose to ε (ρ).
+
+use dpmech::privacy::round;
+use dpmech::statistics::Bounds;
+use dpmech::{DiscreteGaussian, Geometric};
+use rand_chacha::ChaCha20Rng;
+
+use crate::DpError;
+use crate::columns::partial;
+use crate::key::ReleaseKey;
+use crate::query::Aggregate;
+use crate::udf::Grid;
+
+/// The noise of one aggregate's cells.
+#[derive(Debug)]
+pub(crate) enum CellNoise {
+    /// Discrete Laplace, ε/L0 per cell.
+    Laplace(Geometric),
+    /// Discrete Gaussian, ρ/L0-zCDP per cell (boxed: it is much larger).
+    Gaussian(Box<DiscreteGaussian>),
+}
+
+/// A budget (ε or ρ) split evenly over a unit's at most `max_groups` cells, rounded
+/// down so that the cells together never spend more than the budget.
+pub(crate) fn per_cell(budget: f64, max_groups: u32) -> f64 {
+    round::div_down(budget, f64::from(max_groups))
+}
+
+impl CellNoise {
+    /// The noise of cells of L∞ sensitivity `sensitivity_units`, for an aggregate of
+    /// budget `budget` (ε, or ρ under zCDP) over at most `max_groups` cells per unit.
+    /// Refuses parameters no noise can meet (a per-cell budget that rounds to 0, a
+    /// scale beyond the samplers' range).
+    pub(crate) fn new(
+        sensitivity_units: u64,
+        budget: f64,
+        max_groups: u32,
+        zcdp: bool,
+    ) -> Result<Self, DpError> {
+        let per_cell = per_cell(budget, max_groups);
+        Ok(if zcdp {
+            CellNoise::Gaussian(Box::new(DiscreteGaussian::zcdp(sensitivity_units, per_cell)?))
+        } else {
+            CellNoise::Laplace(Geometric::new(sensitivity_units, per_cell)?)
+        })
+    }
+
+    /// `value + Z` (saturating at the `i64` range: the saturated value is what any
+    /// larger noise would give, so no value can cause an error).
+    pub(crate) fn release(&self, value: i64, rng: &mut ChaCha20Rng) -> i64 {
+        match self {
+            CellNoise::Laplace(noise) => noise.release(value, rng),
+            CellNoise::Gaussian(noise) => noise.release(value, rng),
+        }
+    }
+
+    /// An integer `w` with `P(|Z| > w) ≤ β`, rounded up. Discrete Laplace: the smallest
+    /// such `w` ([`Geometric::confidence_half_width`]). Discrete Gaussian: sub-Gaussian
+    /// with variance proxy σ² (CKS20), so `P(|Z| ≥ t) ≤ 2e^(−t²/(2σ²))` and
+    /// `w = ⌈σ·√(2 ln(2/β))⌉`.
+    pub(crate) fn half_width(&self, beta: f64) -> Result<f64, DpError> {
+        Ok(match self {
+            CellNoise::Laplace(noise) => noise.confidence_half_width(beta)? as f64,
+            CellNoise::Gaussian(noise) => {
+                let (num, den) = noise.sigma_squared();
+                let variance = round::div_up(u128_up(num), u64_down(den));
+                let width = round::mul_up(
+                    round::sqrt_up(variance),
+                    round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta)))),
+                );
+                width.ceil()
+            }
+        })
+    }
+}
+
+/// `x` as an `f64` at least `x`.
+fn u128_up(x: u128) -> f64 {
+    let f = x as f64;
+    if f >= 2f64.powi(128) || f as u128 >= x {
+        f
+    } else {
+        round::up(f)
+    }
+}
+
+/// `x` as an `f64` at most `x`.
+fn u64_down(x: u64) -> f64 {
+    let f = x as f64;
+    if u128::from(x) >= f as u128 && f < 2f64.powi(64) {
+        f
+    } else {
+        round::down(f)
+    }
+}
+
+/// One released value with its 95 % confidence interval (from the noise distribution,
+/// which is public).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleasedValue {
+    /// `count`, `sum(column)` or `mean(column)`.
+    pub name: String,
+    /// The private value.
+    pub value: f64,
+    /// A 95 % interval around the true (bounded, clamped) value.
+    pub interval: (f64, f64),
+}
+
+/// The planned noise of one aggregate.
+#[derive(Debug)]
+pub(crate) enum AggregateNoise {
+    /// A count: `count + Z`.
+    Count(CellNoise),
+    /// A sum of value column `value`, in units of `grid`.
+    Sum {
+        column: String,
+        value: usize,
+        grid: Grid,
+        noise: CellNoise,
+    },
+    /// A mean: a noisy sum over a noisy count, half the budget each.
+    Mean {
+        column: String,
+        value: usize,
+        grid: Grid,
+        bounds: Bounds,
+        count: CellNoise,
+        sum: CellNoise,
+    },
+}
+
+impl AggregateNoise {
+    /// The noise of `aggregate`, whose records (if any) are value column `value` on
+    /// `grid`, for cells bounded by `max_groups` cells of `max_rows` rows per unit.
+    pub(crate) fn new(
+        aggregate: &Aggregate,
+        value: usize,
+        grid: Option<Grid>,
+        max_groups: u32,
+        max_rows: u32,
+        zcdp: bool,
+    ) -> Result<Self, DpError> {
+        let m = u64::from(max_rows);
+        let budget = aggregate.budget();
+        // Δ∞ of a sum cell: m records of at most `per_record` units each.
+        let sum_sensitivity = |grid: &Grid| {
+            m.checked_mul(grid.largest_record()).ok_or_else(|| {
+                DpError::Unrepresentable(format!(
+                    "the sum's sensitivity ({m} rows × {} grid units) is not representable: \
+                     lower max_rows_per_group",
+                    grid.largest_record()
+                ))
+            })
+        };
+        // The 95 % half-width of a sum in value units must be finite, or the interval
+        // would be (−∞, ∞) or NaN.
+        let finite_width = |noise: CellNoise, grid: &Grid| {
+            let width = noise.half_width(0.025)? * grid.step();
+            if width.is_finite() {
+                Ok(noise)
+            } else {
+                Err(DpError::Unrepresentable(format!(
+                    "the noise of this aggregate is too wide for an f64 interval (budget {budget:e}): \
+                     raise its epsilon or narrow its bounds"
+                )))
+            }
+        };
+        Ok(match (aggregate, grid) {
+            (Aggregate::Count { .. }, _) => {
+                AggregateNoise::Count(CellNoise::new(m, budget, max_groups, zcdp)?)
+            }
+            (Aggregate::Sum { column, .. }, Some(grid)) => AggregateNoise::Sum {
+                column: column.clone(),
+                value,
+                noise: finite_width(
+                    CellNoise::new(sum_sensitivity(&grid)?, budget, max_groups, zcdp)?,
+                    &grid,
+                )?,
+                grid,
+            },
+            (Aggregate::Mean { column, bounds, .. }, Some(grid)) => {
+                let half = round::div_down(budget, 2.0);
+                AggregateNoise::Mean {
+                    column: column.clone(),
+                    value,
+                    bounds: *bounds,
+                    count: CellNoise::new(m, half, max_groups, zcdp)?,
+                    sum: finite_width(
+                        CellNoise::new(sum_sensitivity(&grid)?, half, max_groups, zcdp)?,
+                        &grid,
+                    )?,
+                    grid,
+                }
+            }
+            (_, None) => return Err(DpError::Invalid("a sum or mean needs its grid".into())),
+        })
+    }
+
+    /// The released value of cell `cell` (its exact partials), aggregate `index` of the
+    /// query, with noise keyed by the release key and the cell.
+    pub(crate) fn release(
+        &self,
+        index: usize,
+        cell: &[u8],
+        partials: &[i64],
+        key: &ReleaseKey,
+    ) -> Result<ReleasedValue, DpError> {
+        let mut rng = key.cell_rng(&format!("agg{index}"), cell);
+        Ok(match self {
+            AggregateNoise::Count(noise) => {
+                let v = noise.release(partials[partial::COUNT], &mut rng) as f64;
+                let w = noise.half_width(0.05)?;
+                ReleasedValue {
+                    name: "count".into(),
+                    value: v,
+                    interval: (v - w, v + w),
+                }
+            }
+            AggregateNoise::Sum {
+                column,
+                value,
+                grid,
+                noise,
+            } => {
+                let g = grid.step();
+                let v = noise.release(partials[partial::sum(*value)], &mut rng) as f64 * g;
+                let w = noise.half_width(0.05)? * g;
+                ReleasedValue {
+                    name: format!("sum({column})"),
+                    value: v,
+                    interval: (v - w, v + w),
+                }
+            }
+            AggregateNoise::Mean {
+                column,
+                value,
+                grid,
+                bounds,
+                count,
+                sum,
+            } => {
+                let g = grid.step();
+                let n = count.release(partials[partial::COUNT], &mut rng) as f64;
+                let s = sum.release(partials[partial::sum(*value)], &mut rng) as f64 * g;
+                let (lower, upper) = (bounds.lower(), bounds.upper());
+                let mean = (s / n.max(1.0)).clamp(lower, upper);
+                // 95 %: each of the two at 97.5 %, then the extreme ratios.
+                let wc = count.half_width(0.025)?;
+                let ws = sum.half_width(0.025)? * g;
+                let (lo_n, hi_n) = ((n - wc).max(1.0), n + wc);
+                let ratios = [(s - ws) / lo_n, (s - ws) / hi_n, (s + ws) / lo_n, (s + ws) / hi_n];
+                let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                ReleasedValue {
+                    name: format!("mean({column})"),
+                    value: mean,
+                    interval: (
+                        clamp_or(lo, lower, upper, lower),
+                        clamp_or(hi, lower, upper, upper),
+                    ),
+                }
+            }
+        })
+    }
+}
+
+/// `x` clamped to `[lower, upper]`, or `fallback` if `x` is NaN (∞ − ∞ at the ends of
+/// the `f64` range): the interval is then the whole range on that side.
+fn clamp_or(x: f64, lower: f64, upper: f64, fallback: f64) -> f64 {
+    if x.is_nan() {
+        fallback
+    } else {
+        x.clamp(lower, upper)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaussian_half_widths_round_up_and_laplace_ones_are_the_smallest() {
+        // L0 = 3 cells of Δ∞ = 2, ρ = 0.3: σ² = 3·4/(2·0.3) = 20; ⌈√20·√(2 ln 40)⌉ = 13.
+        let noise = CellNoise::new(2, 0.3, 3, true).unwrap();
+        assert_eq!(noise.half_width(0.05).unwrap(), 13.0);
+        // Discrete Laplace of scale 2·3/1 = 6: the smallest w with 2α^(w+1)/(1+α) ≤ 0.05.
+        let noise = CellNoise::new(2, 1.0, 3, false).unwrap();
+        let w = noise.half_width(0.05).unwrap();
+        let alpha = (-1.0f64 / 6.0).exp();
+        let tail = |w: f64| 2.0 * alpha.powf(w + 1.0) / (1.0 + alpha);
+        assert!(tail(w) <= 0.05 && tail(w - 1.0) > 0.05, "w = {w}");
+    }
+
+    #[test]
+    fn zcdp_cells_get_discrete_gaussian_noise_of_the_calibrated_variance() {
+        // L0 = 3 cells of Δ∞ = m = 2 rows per unit, ρ = 0.3: σ² = L0·m²/(2ρ) = 20.
+        let count = AggregateNoise::new(&Aggregate::Count { epsilon: 0.3 }, 0, None, 3, 2, true).unwrap();
+        let runs = 20_000;
+        let noise: Vec<f64> = (0..runs)
+            .map(|i: u64| {
+                let mut k = [0u8; 32];
+                k[..8].copy_from_slice(&i.to_le_bytes());
+                let released = count
+                    .release(0, b"a", &[1000, 400], &ReleaseKey::from_bytes_insecure(k))
+                    .unwrap();
+                released.value - 1000.0
+            })
+            .collect();
+        let mean = noise.iter().sum::<f64>() / runs as f64;
+        let variance = noise.iter().map(|z| (z - mean).powi(2)).sum::<f64>() / (runs - 1) as f64;
+        // (n − 1)s²/σ² is χ²(n − 1) for Gaussian noise (the discrete Gaussian's variance
+        // differs from σ² by < e^(−2π²σ²) here): two-sided α = 1e-6, z = 4.89, normal
+        // approximation of χ² at n − 1 = 19 999 degrees of freedom.
+        let sigma2 = 20.0;
+        let tolerance = 4.89 * (2.0 / (runs - 1) as f64).sqrt();
+        println!(
+            "variance {variance:.3} vs σ² = {sigma2} (±{:.3})",
+            tolerance * sigma2
+        );
+        assert!((variance / sigma2 - 1.0).abs() <= tolerance);
+        assert!(mean.abs() <= 4.89 * (sigma2 / runs as f64).sqrt());
+        // The interval: ⌈σ·√(2 ln 40)⌉ = ⌈4.47·2.716⌉ = 13.
+        let interval = count
+            .release(0, b"a", &[1000, 400], &ReleaseKey::from_bytes_insecure([1; 32]))
+            .unwrap()
+            .interval;
+        assert_eq!(interval.1 - interval.0, 26.0);
+    }
+
+    #[test]
+    fn budgets_that_round_to_nothing_are_refused() {
+        assert!(CellNoise::new(1, 1e-300, u32::MAX, false).is_err());
+        assert!(CellNoise::new(1, 5e-324, 2, true).is_err());
+        assert!(CellNoise::new(u64::MAX, 1e-300, 1, false).is_err());
+    }
+}

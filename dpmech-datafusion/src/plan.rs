@@ -1,0 +1,280 @@
+//! Stage 2, the plan: from a query over a private table to everything a release fixes
+//! before it reads a row — the guarantee to charge, each aggregate's grid and noise, the
+//! selection threshold, and the engine's physical plan. Any of them can refuse the query
+//! (an unknown column, a type without a total reading, a grid, sensitivity or threshold
+//! that is not representable, a budget no noise can meet), and all of them run **before
+//! the charge**, so a refused query spends nothing.
+//!
+//! The engine's plan is built with DataFusion's `LogicalPlanBuilder` over the private
+//! table's provider itself: nothing is registered in the user's `SessionContext`, so a
+//! release that fails or is cancelled leaves it as it was.
+//!
+//! ```text
+//! scan(private table) → [filter: public keys]
+//!   → project (fingerprint(unit) AS __f, group AS __g, grid_j(TRY_CAST(column_j AS DOUBLE)) AS __v_j)
+//!   → repartition by __f → BoundContributionsExec                      (module bound)
+//!   → GROUP BY __g: SUM(__count), SUM(__units), SUM(__s_j) as DECIMAL(38, 0)
+//! ```
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::catalog::TableProvider;
+use datafusion::common::{Column, TableReference};
+use datafusion::datasource::provider_as_source;
+use datafusion::execution::SessionState;
+use datafusion::functions_aggregate::expr_fn::sum;
+use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, cast, lit, try_cast};
+use datafusion::physical_plan::ExecutionPlan;
+use dpmech::PrivacyLoss;
+use dpmech::statistics::Bounds;
+
+use crate::DpError;
+use crate::bound::{BoundSpec, BoundedTable};
+use crate::columns;
+use crate::key::ReleaseKey;
+use crate::noise::AggregateNoise;
+use crate::query::{ContributionBounds, GroupedQuery, Keys};
+use crate::select::Selection;
+use crate::udf::{Grid, GridUnits, UnitFingerprint, fits_i64, has_total_text_form};
+
+/// A registered private table: the raw rows' provider (kept by the session, never
+/// registered anywhere), its privacy unit and contribution bounds.
+#[derive(Debug, Clone)]
+pub(crate) struct PrivateTable {
+    pub(crate) name: String,
+    pub(crate) provider: Arc<dyn TableProvider>,
+    pub(crate) unit: String,
+    pub(crate) bounds: ContributionBounds,
+}
+
+/// A release, planned: everything public it fixes before reading a row.
+#[derive(Debug)]
+pub(crate) struct ReleasePlan {
+    /// The guarantee to charge.
+    pub(crate) loss: PrivacyLoss,
+    /// The noise of each aggregate, in the query's order.
+    pub(crate) aggregates: Vec<AggregateNoise>,
+    /// Partition selection, for private keys.
+    pub(crate) selection: Option<Selection>,
+    /// The public keys, for public keys.
+    pub(crate) public_keys: Option<Vec<String>>,
+    /// The number of record columns (sums and means), whose sums follow the count and
+    /// the units in a group's partials.
+    pub(crate) value_columns: usize,
+    /// The engine's plan of the exact partials.
+    pub(crate) physical: Arc<dyn ExecutionPlan>,
+}
+
+/// A record column of the rows stage: its source column, bounds and grid.
+struct ValueColumn {
+    column: String,
+    bounds: Bounds,
+    grid: Grid,
+}
+
+impl ReleasePlan {
+    /// Validates and plans `query` over `table` for the session `state`, with the
+    /// bounding keyed by `key`. Reads no row and charges nothing.
+    pub(crate) async fn new(
+        query: &GroupedQuery,
+        table: &PrivateTable,
+        state: &SessionState,
+        key: &ReleaseKey,
+    ) -> Result<Self, DpError> {
+        let loss = query.privacy_loss()?;
+        let ContributionBounds {
+            max_groups,
+            max_rows_per_group,
+        } = table.bounds;
+        let schema = table.provider.schema();
+        let group_type = column_type(&schema, &query.group_by)?;
+        if !has_total_text_form(group_type) {
+            return Err(DpError::UnsupportedType {
+                column: query.group_by.clone(),
+                data_type: group_type.to_string(),
+                role: "a group key (integers, floats, decimals, dates, booleans and text can)",
+            });
+        }
+        let mut values: Vec<ValueColumn> = Vec::new();
+        let mut aggregates = Vec::with_capacity(query.aggregates.len());
+        for aggregate in &query.aggregates {
+            let (value, grid) = match aggregate.column() {
+                None => (0, None),
+                Some((column, bounds)) => {
+                    let data_type = column_type(&schema, column)?;
+                    if !is_value_type(data_type) {
+                        return Err(DpError::UnsupportedType {
+                            column: column.to_string(),
+                            data_type: data_type.to_string(),
+                            role: "summed (numbers, booleans and text can)",
+                        });
+                    }
+                    let grid = Grid::for_bounds(bounds)?;
+                    values.push(ValueColumn {
+                        column: column.to_string(),
+                        bounds: *bounds,
+                        grid,
+                    });
+                    (values.len() - 1, Some(grid))
+                }
+            };
+            aggregates.push(AggregateNoise::new(
+                aggregate,
+                value,
+                grid,
+                max_groups,
+                max_rows_per_group,
+                query.zcdp,
+            )?);
+        }
+        let (selection, public_keys) = match &query.keys {
+            Keys::Private { epsilon, delta } => (Some(Selection::new(*epsilon, *delta, max_groups)?), None),
+            Keys::Public(keys) => (None, Some(keys.clone())),
+        };
+        let spec = BoundSpec::new(
+            max_groups,
+            max_rows_per_group,
+            key.rank_key("groups"),
+            query.unbounded(),
+        )?;
+        let physical = engine_plan(query, table, group_type, &values, spec, state, key).await?;
+        Ok(ReleasePlan {
+            loss,
+            aggregates,
+            selection,
+            public_keys,
+            value_columns: values.len(),
+            physical,
+        })
+    }
+}
+
+/// The type of column `name` of the private table.
+fn column_type<'a>(schema: &'a Schema, name: &str) -> Result<&'a DataType, DpError> {
+    schema
+        .field_with_name(name)
+        .map(|f| f.data_type())
+        .map_err(|_| DpError::UnknownColumn(name.to_string()))
+}
+
+/// Types a record may have: numbers, and text that is parsed (what does not parse is
+/// NULL, then the NaN rule) — `TRY_CAST(… AS DOUBLE)` of them never fails.
+fn is_value_type(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Boolean | DataType::Null => {
+            true
+        }
+        DataType::Dictionary(_, values) => is_value_type(values),
+        t => t.is_numeric(),
+    }
+}
+
+/// A column by its exact name (no parsing of dots or quotes).
+fn column(name: &str) -> Expr {
+    Expr::Column(Column::new_unqualified(name))
+}
+
+/// The engine's plan (see the module docs), physically planned for `state`.
+async fn engine_plan(
+    query: &GroupedQuery,
+    table: &PrivateTable,
+    group_type: &DataType,
+    values: &[ValueColumn],
+    spec: BoundSpec,
+    state: &SessionState,
+    key: &ReleaseKey,
+) -> Result<Arc<dyn ExecutionPlan>, DpError> {
+    // The rows, read by the public rules: (unit fingerprint, group, records in grid units).
+    let fingerprint = ScalarUDF::new_from_impl(UnitFingerprint::new("dpmech_unit_fingerprint".into(), key));
+    let mut projection = vec![
+        fingerprint
+            .call(vec![column(&table.unit)])
+            .alias(columns::FINGERPRINT),
+        column(&query.group_by).alias(columns::GROUP),
+    ];
+    for (j, v) in values.iter().enumerate() {
+        let grid = ScalarUDF::new_from_impl(GridUnits::new(
+            format!("dpmech_grid_units_{j}"),
+            v.bounds,
+            v.grid.exp(),
+        ));
+        // TRY_CAST: a text value that does not parse becomes NULL (then the NaN rule),
+        // never a data-dependent error.
+        projection.push(
+            grid.call(vec![try_cast(column(&v.column), DataType::Float64)])
+                .alias(columns::value(j)),
+        );
+    }
+    let mut rows = LogicalPlanBuilder::scan(
+        TableReference::bare(table.name.as_str()),
+        provider_as_source(table.provider.clone()),
+        None,
+    )?;
+    if let Keys::Public(keys) = &query.keys {
+        rows = rows.filter(public_key_filter(&query.group_by, group_type, keys))?;
+    }
+    let rows = state
+        .create_physical_plan(&rows.project(projection)?.build()?)
+        .await?;
+
+    // Bounding by the plan's own operator after a repartition by unit (module `bound`),
+    // then per group the partitions' partials summed exactly (DECIMAL(38, 0), i128: a
+    // pair's share is at most m records of ~2²¹ units, so no table of fewer than 2¹⁰⁰
+    // rows can overflow it).
+    let bounded = provider_as_source(Arc::new(BoundedTable::new(rows, spec)));
+    let exact = |name: &str| sum(cast(column(name), DataType::Decimal128(38, 0))).alias(name);
+    let mut sums = vec![exact(columns::COUNT), exact(columns::UNITS)];
+    sums.extend((0..values.len()).map(|j| exact(&columns::sum(j))));
+    let merged = LogicalPlanBuilder::scan("dpmech_bounded", bounded, None)?
+        .aggregate(vec![column(columns::GROUP)], sums)?
+        .build()?;
+    Ok(state.create_physical_plan(&merged).await?)
+}
+
+/// The predicate keeping the rows whose group key, as text, is one of `keys`. On a
+/// column of integers it compares numbers (`x = k` exactly when `CAST(x AS VARCHAR) = k`
+/// for the keys that are integers in canonical form; no other key can match), which
+/// spares converting every row to text.
+fn public_key_filter(group: &str, data_type: &DataType, keys: &[String]) -> Expr {
+    let list: Vec<Expr> = if fits_i64(data_type) {
+        keys.iter()
+            .filter_map(|k| k.parse::<i64>().ok().filter(|v| v.to_string() == *k))
+            .map(lit)
+            .collect()
+    } else {
+        keys.iter().map(|k| lit(k.as_str())).collect()
+    };
+    if list.is_empty() {
+        return lit(false);
+    }
+    let key = if fits_i64(data_type) {
+        column(group)
+    } else {
+        cast(column(group), DataType::Utf8)
+    };
+    key.in_list(list, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_keys_on_integer_columns_compare_numbers_with_the_same_meaning() {
+        let keys: Vec<String> = ["1", "01", "-3", "+4", "x", "9223372036854775808"]
+            .map(String::from)
+            .into();
+        // Only canonical integers can equal CAST(day AS VARCHAR).
+        assert_eq!(
+            public_key_filter("day", &DataType::Int32, &keys),
+            column("day").in_list(vec![lit(1i64), lit(-3i64)], false)
+        );
+        assert_eq!(public_key_filter("day", &DataType::Int32, &keys[4..]), lit(false));
+        assert_eq!(
+            public_key_filter("name", &DataType::Utf8, &keys[..2]),
+            cast(column("name"), DataType::Utf8).in_list(vec![lit("1"), lit("01")], false)
+        );
+        assert_eq!(public_key_filter("name", &DataType::Utf8, &[]), lit(false));
+    }
+}

@@ -1,0 +1,297 @@
+//! Stage 1, the query: what a release asks for ([`GroupedQuery`]), the contribution
+//! bounds of a private table, and the validation of every public parameter. Reading SQL
+//! text or a DataFrame into a query is module [`sql`](crate::sql).
+
+use dpmech::privacy::round;
+use dpmech::statistics::Bounds;
+use dpmech::{Delta, PrivacyLoss};
+
+use crate::DpError;
+
+/// How much one privacy unit (one person) may contribute, enforced by the plan before
+/// any aggregation across units: at most `max_groups` groups (L0) per unit — which ones
+/// is a uniformly random choice keyed by the release (see
+/// [`ReleaseKey`](crate::ReleaseKey)), so it does not depend on the data beyond the
+/// unit's own groups — and at most `max_rows_per_group` rows (L∞) per unit in each
+/// group: a pair of `c` rows counts as `min(c, m)` rows of its own mean, a
+/// deterministic rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContributionBounds {
+    /// L0: the most groups one unit may touch.
+    pub max_groups: u32,
+    /// L∞: the most rows one unit may contribute to one group.
+    pub max_rows_per_group: u32,
+}
+
+impl ContributionBounds {
+    /// Both bounds at least 1.
+    pub(crate) fn check(self) -> Result<Self, DpError> {
+        if self.max_groups == 0 || self.max_rows_per_group == 0 {
+            return Err(DpError::Invalid("contribution bounds must be at least 1".into()));
+        }
+        Ok(self)
+    }
+}
+
+/// Which groups a release reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Keys {
+    /// Every listed key is released (empty groups too, with noise); rows with other keys
+    /// are dropped before bounding. Costs no extra privacy.
+    Public(Vec<String>),
+    /// Keys come from the data: a group is a candidate only if at least one kept
+    /// (unit, group) pair supports it, and is released only if its noisy number of
+    /// distinct units reaches a threshold (Laplace thresholding with discrete Laplace
+    /// noise), so a key held by one unit appears with probability at most δ. Costs
+    /// `(epsilon, delta)` on top of the aggregates; δ must lie in (0, 1).
+    Private {
+        /// ε spent on selecting the groups.
+        epsilon: f64,
+        /// δ: the probability bound for releasing a key held by a single unit.
+        delta: f64,
+    },
+}
+
+/// One aggregate of a grouped release.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Aggregate {
+    /// The number of (bounded) rows per group, with its ε.
+    Count {
+        /// ε of this aggregate (over all groups together).
+        epsilon: f64,
+    },
+    /// The sum of a column clamped to public bounds, summed exactly on a grid.
+    Sum {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
+    /// The mean of a clamped column: a noisy sum over a noisy count, ε split evenly.
+    Mean {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
+}
+
+impl Aggregate {
+    /// Its budget: ε, or ρ under zCDP.
+    pub(crate) fn budget(&self) -> f64 {
+        match self {
+            Aggregate::Count { epsilon }
+            | Aggregate::Sum { epsilon, .. }
+            | Aggregate::Mean { epsilon, .. } => *epsilon,
+        }
+    }
+
+    /// The column and bounds of a sum or mean.
+    pub(crate) fn column(&self) -> Option<(&str, &Bounds)> {
+        match self {
+            Aggregate::Count { .. } => None,
+            Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } => {
+                Some((column, bounds))
+            }
+        }
+    }
+}
+
+/// A grouped private release: `SELECT group, aggregates… FROM table GROUP BY group`.
+///
+/// ```
+/// use dpmech::statistics::Bounds;
+/// use dpmech_datafusion::GroupedQuery;
+///
+/// let query = GroupedQuery::new("visits", "day")
+///     .public_keys(["mon", "tue"])
+///     .count(0.5)
+///     .mean("duration", Bounds::new(0.0, 3600.0)?, 0.5);
+/// assert_eq!(query.privacy_loss()?, dpmech::PrivacyLoss::pure(1.0)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupedQuery {
+    pub(crate) table: String,
+    pub(crate) group_by: String,
+    pub(crate) keys: Keys,
+    pub(crate) aggregates: Vec<Aggregate>,
+    /// The aggregates' parameters are ρ (ρ-zCDP, discrete Gaussian noise), not ε.
+    pub(crate) zcdp: bool,
+    /// Skip contribution bounding: the negative control of the tests.
+    #[cfg(feature = "unsafe-testing")]
+    pub(crate) unbounded: bool,
+}
+
+impl GroupedQuery {
+    /// A release over `table` grouped by `group_by`, with public `keys` by default
+    /// empty: set them with [`public_keys`](Self::public_keys) or
+    /// [`private_keys`](Self::private_keys).
+    pub fn new(table: &str, group_by: &str) -> Self {
+        GroupedQuery {
+            table: table.to_string(),
+            group_by: group_by.to_string(),
+            keys: Keys::Public(Vec::new()),
+            aggregates: Vec::new(),
+            zcdp: false,
+            #[cfg(feature = "unsafe-testing")]
+            unbounded: false,
+        }
+    }
+
+    /// **ρ-zCDP instead of ε-DP**: every aggregate's parameter (`count(0.5)` …) is read
+    /// as its ρ, and each cell gets discrete Gaussian noise with `σ² = L0·Δ∞²/(2ρ)`
+    /// (Canonne, Kamath & Steinke 2020: one unit moves at most L0 cells by at most
+    /// `Δ∞` each, an L2 sensitivity of `√L0·Δ∞`; the per-cell ρ/L0 is rounded down).
+    /// The release is charged `PrivacyLoss::zcdp(Σρ)`, so the accountant must take
+    /// zCDP charges. Public keys only: a query with private keys is refused before
+    /// anything is charged.
+    pub fn zcdp(mut self) -> Self {
+        self.zcdp = true;
+        self
+    }
+
+    /// Releases exactly these keys.
+    pub fn public_keys<I: IntoIterator<Item = S>, S: Into<String>>(mut self, keys: I) -> Self {
+        self.keys = Keys::Public(keys.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Releases the keys found in the data that pass partition selection at
+    /// `(epsilon, delta)`, `delta` in (0, 1).
+    pub fn private_keys(mut self, epsilon: f64, delta: f64) -> Self {
+        self.keys = Keys::Private { epsilon, delta };
+        self
+    }
+
+    /// Adds a DP count.
+    pub fn count(mut self, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Count { epsilon });
+        self
+    }
+
+    /// Adds a DP sum of `column` clamped to `bounds`.
+    pub fn sum(mut self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Sum {
+            column: column.to_string(),
+            bounds,
+            epsilon,
+        });
+        self
+    }
+
+    /// Adds a DP mean of `column` clamped to `bounds`.
+    pub fn mean(mut self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Mean {
+            column: column.to_string(),
+            bounds,
+            epsilon,
+        });
+        self
+    }
+
+    /// **Not private**: the same query without contribution bounding, for the negative
+    /// controls of tests. Exists only with the `unsafe-testing` feature, which must never
+    /// be enabled in production.
+    #[cfg(feature = "unsafe-testing")]
+    pub fn without_contribution_bounding_for_tests(mut self) -> Self {
+        self.unbounded = true;
+        self
+    }
+
+    /// Whether the query skips contribution bounding (only ever with `unsafe-testing`).
+    pub(crate) fn unbounded(&self) -> bool {
+        #[cfg(feature = "unsafe-testing")]
+        return self.unbounded;
+        #[cfg(not(feature = "unsafe-testing"))]
+        false
+    }
+
+    /// The total guarantee: Σ ε of the aggregates (+ the selection's (ε, δ)), or Σ ρ
+    /// under [`zcdp`](Self::zcdp); sums rounded up. Validates every parameter: each ε
+    /// (or ρ) finite and positive, the selection's δ in (0, 1), at least one aggregate,
+    /// no private keys under zCDP.
+    pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
+        if self.aggregates.is_empty() {
+            return Err(DpError::Invalid("a release needs at least one aggregate".into()));
+        }
+        let mut total = 0.0;
+        for a in &self.aggregates {
+            // Each parameter is checked on its own (positive, finite) before summing.
+            let p = a.budget();
+            if self.zcdp {
+                PrivacyLoss::zcdp(p)?;
+            } else {
+                PrivacyLoss::pure(p)?;
+            }
+            total = round::add_up(total, p);
+        }
+        Ok(match (&self.keys, self.zcdp) {
+            (Keys::Public(_), false) => PrivacyLoss::pure(total)?,
+            (Keys::Public(_), true) => PrivacyLoss::zcdp(total)?,
+            (Keys::Private { .. }, true) => {
+                return Err(DpError::Invalid(
+                    "partition selection under ρ-zCDP is not supported: use public keys".into(),
+                ));
+            }
+            (Keys::Private { epsilon, delta }, false) => {
+                // δ = 0 would be a pure-DP charge for a selection that is not pure DP.
+                let delta = Delta::new(*delta)?.get();
+                PrivacyLoss::pure(*epsilon)?;
+                PrivacyLoss::approximate(round::add_up(total, *epsilon), delta)?
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zcdp_releases_charge_the_sum_of_rho_and_refuse_private_keys() {
+        let bounds = Bounds::new(0.0, 1.0).unwrap();
+        let q = GroupedQuery::new("t", "g")
+            .public_keys(["a"])
+            .count(0.5)
+            .sum("v", bounds, 0.25)
+            .mean("v", bounds, 0.25)
+            .zcdp();
+        assert_eq!(q.privacy_loss().unwrap(), PrivacyLoss::zcdp(1.0).unwrap());
+        // Each ε is charged; the sum is rounded up, never down.
+        let thirds = GroupedQuery::new("t", "g").count(0.1).count(0.2);
+        assert!(thirds.privacy_loss().unwrap().epsilon().unwrap() >= 0.1 + 0.2);
+        let private = GroupedQuery::new("t", "g")
+            .private_keys(1.0, 1e-6)
+            .count(0.5)
+            .zcdp();
+        assert!(matches!(private.privacy_loss(), Err(DpError::Invalid(_))));
+        assert!(matches!(
+            GroupedQuery::new("t", "g").count(-1.0).zcdp().privacy_loss(),
+            Err(DpError::Privacy(_))
+        ));
+    }
+
+    #[test]
+    fn the_selection_delta_must_lie_strictly_between_0_and_1() {
+        for delta in [0.0, -0.0, 1.0, 1.5, -1e-300, f64::NAN, f64::INFINITY] {
+            let q = GroupedQuery::new("t", "g").private_keys(1.0, delta).count(1.0);
+            assert!(
+                matches!(
+                    q.privacy_loss(),
+                    Err(DpError::Privacy(dpmech::Error::InvalidDelta { .. }))
+                ),
+                "δ = {delta}"
+            );
+        }
+        let q = GroupedQuery::new("t", "g").private_keys(1.0, 1e-9).count(1.0);
+        assert_eq!(
+            q.privacy_loss().unwrap(),
+            PrivacyLoss::approximate(2.0, 1e-9).unwrap()
+        );
+    }
+}
