@@ -247,17 +247,22 @@ pub(crate) fn certify(sel: &Selected, h: Histograms<'_>, alpha_each: f64, delta:
 mod tests {
     use super::*;
 
+    /// Histograms of 1000 draws each.
+    fn thousand<'a>(d: &'a [u64], dp: &'a [u64]) -> Histograms<'a> {
+        Histograms {
+            d,
+            dp,
+            n_d: 1000,
+            n_dp: 1000,
+        }
+    }
+
     #[test]
     fn selection_finds_the_separating_cell_and_ranges() {
         // Cells 0..5; cell 4 is common under D and rare under D′.
         let h_d = [100, 100, 100, 100, 600];
         let h_dp = [250, 250, 250, 200, 50];
-        let h = Histograms {
-            d: &h_d,
-            dp: &h_dp,
-            n_d: 1000,
-            n_dp: 1000,
-        };
+        let h = thousand(&h_d, &h_dp);
         let sel = select(h, true, 3, 1e-7, 0.0);
         let first = sel
             .iter()
@@ -291,12 +296,7 @@ mod tests {
         // Four categories each with ratio 3 under D: their union has the most mass.
         let h_d = [150, 150, 150, 150, 400];
         let h_dp = [50, 50, 50, 50, 800];
-        let h = Histograms {
-            d: &h_d,
-            dp: &h_dp,
-            n_d: 1000,
-            n_dp: 1000,
-        };
+        let h = thousand(&h_d, &h_dp);
         let sel = select(h, false, 1, 1e-7, 0.0);
         let first = sel
             .iter()
@@ -308,12 +308,7 @@ mod tests {
     #[test]
     fn identical_histograms_give_no_positive_certified_loss() {
         let h = [300, 300, 400];
-        let hs = Histograms {
-            d: &h,
-            dp: &h,
-            n_d: 1000,
-            n_dp: 1000,
-        };
+        let hs = thousand(&h, &h);
         let sel = select(hs, true, 4, 1e-7, 0.0);
         for s in &sel {
             let c = certify(s, hs, 1e-7, 0.0);

@@ -1,7 +1,7 @@
 //! Selection mechanisms over a slice of scores: the exponential mechanism (and its
 //! top-k peeling form) and permute-and-flip, both sampled exactly on a grid.
 
-use super::{Monotonicity, check_finite};
+use super::{Monotonicity, check_all_finite};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, bernoulli_exp_neg_dyadic, sample_index_exp_neg, uniform_below_bits};
@@ -90,9 +90,7 @@ impl ScoreScale {
                 what: "the candidate scores",
             });
         }
-        for (index, &s) in scores.iter().enumerate() {
-            check_finite(index, s)?;
-        }
+        check_all_finite(scores)?;
         let units: Vec<i128> = scores.iter().map(|&s| self.grid.to_units(s)).collect();
         let best = units.iter().copied().max().unwrap_or(0);
         Ok((units, best))
@@ -179,12 +177,24 @@ pub struct Exponential {
 impl Exponential {
     /// The exponential mechanism for scores of sensitivity `sensitivity` at level
     /// `epsilon`: `Pr[r] ∝ exp(ε·u/(2Δu))`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
         Self::with_monotonicity(sensitivity, epsilon, Monotonicity::General)
     }
 
     /// The exponential mechanism for scores of the given [`Monotonicity`]:
     /// `Pr[r] ∝ exp(ε·u/(2Δu))`, or `exp(ε·u/Δu)` for monotone utilities.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn with_monotonicity(sensitivity: f64, epsilon: f64, scores: Monotonicity) -> Result<Self, Error> {
         let scale = ScoreScale::new(sensitivity, epsilon, scores.factor())?;
         Ok(Self {
@@ -197,6 +207,11 @@ impl Exponential {
 
     /// The index of the selected candidate. Scores must be finite and non-empty
     /// (checked before any randomness).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
+    /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);
@@ -223,6 +238,12 @@ impl Exponential {
     /// returns the indices in selection order. `k·ε`-DP
     /// ([`top_k_privacy_loss`](Self::top_k_privacy_loss)). `k` must be at most the
     /// number of candidates.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
+    /// infinite score, before any randomness is drawn.
+    /// [`Error::InvalidParameter`] (`k`) when `k` exceeds the number of candidates.
     pub fn release_top_k<R: CryptoRng + ?Sized>(
         &self,
         scores: &[f64],
@@ -251,6 +272,11 @@ impl Exponential {
 
     /// The exact selection probabilities of this implementation for `scores`, as
     /// `f64` (for testing and explanation; not used to sample).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
+    /// infinite score.
     pub fn probabilities(&self, scores: &[f64]) -> Result<Vec<f64>, Error> {
         let (units, best) = self.scale.units(scores)?;
         let weights: Vec<f64> = units
@@ -337,6 +363,12 @@ pub struct PermuteAndFlip {
 
 impl PermuteAndFlip {
     /// Permute-and-flip for scores of sensitivity `sensitivity` at level `epsilon`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
         Ok(Self {
             epsilon,
@@ -346,6 +378,11 @@ impl PermuteAndFlip {
 
     /// The index of the selected candidate (scores finite and non-empty, checked
     /// before any randomness).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
+    /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);

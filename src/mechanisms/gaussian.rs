@@ -2,7 +2,7 @@
 //! grid with exact discrete Gaussian noise, and the calibration functions it shares with
 //! the discrete Gaussian mechanism on integers (`discrete_gaussian.rs`).
 
-use super::check_finite;
+use super::{check_all_finite, check_finite};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteGaussianSampler};
@@ -131,6 +131,12 @@ impl Gaussian {
     /// The analytic Gaussian mechanism of Balle & Wang (2018): (ε, δ)-DP for any
     /// `ε > 0` and `δ ∈ [`[`MIN_DELTA`]`, 1)`, for a query of L2 sensitivity
     /// `l2_sensitivity`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], [`Error::InvalidDelta`]
+    /// (δ outside (0, 1)), [`Error::InvalidParameter`] (`delta` below [`MIN_DELTA`]) and
+    /// [`Error::ScaleOutOfRange`] when σ falls outside the supported range.
     pub fn analytic(l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<Self, Error> {
         let sensitivity = check_sensitivity(l2_sensitivity)?;
         let epsilon = check_epsilon(epsilon)?;
@@ -141,6 +147,11 @@ impl Gaussian {
 
     /// The classical Gaussian mechanism, `σ = Δ₂·√(2 ln(1.25/δ))/ε`: (ε, δ)-DP, only
     /// for `0 < ε < 1` ([`Error::InvalidParameter`] otherwise).
+    ///
+    /// # Errors
+    ///
+    /// As [`analytic`](Self::analytic), plus [`Error::InvalidParameter`] (`epsilon`) for
+    /// `ε ≥ 1`.
     pub fn classical(l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<Self, Error> {
         let sensitivity = check_sensitivity(l2_sensitivity)?;
         let epsilon = check_epsilon(epsilon)?;
@@ -158,6 +169,11 @@ impl Gaussian {
     }
 
     /// The Gaussian mechanism with `σ = Δ₂/√(2ρ)`: ρ-zCDP (Bun & Steinke 2016).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidRho`], and [`Error::ScaleOutOfRange`]
+    /// when σ falls outside the supported range.
     pub fn zcdp(l2_sensitivity: f64, rho: f64) -> Result<Self, Error> {
         let sensitivity = check_sensitivity(l2_sensitivity)?;
         let rho = check_rho(rho)?;
@@ -234,6 +250,10 @@ impl Gaussian {
     /// `f(x) + noise` for one real value, an exact multiple of
     /// [`granularity`](Self::granularity). Non-finite values are rejected before any
     /// randomness is drawn.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonFiniteValue`] for a NaN or infinite `value`, before any randomness is drawn.
     #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
@@ -248,14 +268,16 @@ impl Gaussian {
     /// with [`Error::ScaleOutOfRange`] when the vector calibration (computed on first use)
     /// falls outside the sampler's range on this mechanism's grid — which depends only on
     /// the parameters and `n`, e.g. for an absurd ε such as `f64::MAX`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonFiniteValue`] and [`Error::ScaleOutOfRange`], as described above.
     pub fn release_slice<R: CryptoRng + ?Sized>(
         &self,
         values: &[f64],
         rng: &mut R,
     ) -> Result<Vec<f64>, Error> {
-        for (index, &value) in values.iter().enumerate() {
-            check_finite(index, value)?;
-        }
+        check_all_finite(values)?;
         let noise = if values.len() <= 1 {
             self.scalar_noise.clone()
         } else {
@@ -285,6 +307,11 @@ impl Gaussian {
     }
 
     /// σ of the noise used by [`release_slice`](Self::release_slice) for `len` values.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ScaleOutOfRange`] when the calibration for `len` coordinates is out of the
+    /// sampler's range.
     pub fn sigma_for(&self, len: usize) -> Result<f64, Error> {
         Ok(self.noise_for(len)?.sigma() * self.grid.granularity())
     }
@@ -316,6 +343,11 @@ impl Gaussian {
     /// the rounding of the input). `β` must lie in (0, 1); every such β is met with a
     /// finite half-width (`ln(2/β)` is `ln 2 − ln β`: no overflow for a subnormal β),
     /// and a half-width beyond `f64` is refused ([`Error::Unattainable`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`beta`) unless `0 < β < 1`; [`Error::Unattainable`] when
+    /// the half-width overflows `f64`.
     pub fn accuracy(&self, beta: f64) -> Result<f64, Error> {
         use crate::statistics::accuracy::{finite_half_width, ln_ratio_up};
         let beta = super::check_beta(beta)?;

@@ -81,7 +81,9 @@ impl Laplace {
     /// The Laplace mechanism for a query of L1 sensitivity `l1_sensitivity` at
     /// privacy level `epsilon`.
     ///
-    /// Errors: [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
     /// [`Error::ScaleOutOfRange`] when `b = Δ/ε` lies outside
     /// [`Self::MIN_SCALE`]`..=`[`Self::MAX_SCALE`] or ε is below `2⁻⁵⁹`.
     pub fn new(l1_sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
@@ -135,6 +137,10 @@ impl Laplace {
     /// that the query's own definition did not already. Layers that read *records*
     /// (e.g. [`statistics`](crate::statistics)) never pass one: they map every record
     /// by a data-independent rule first.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonFiniteValue`] for a NaN or infinite `value`, before any randomness is drawn.
     #[inline]
     pub fn release<R: CryptoRng + ?Sized>(&self, value: f64, rng: &mut R) -> Result<f64, Error> {
         check_finite(0, value)?;
@@ -158,14 +164,18 @@ impl Laplace {
     /// branch-free pass) and converts with 64-bit arithmetic where the value allows,
     /// which makes it markedly faster per value (see the README). The guarantee and
     /// the independence of the words drawn from the noise are those of single releases.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NonFiniteValue`] for the first non-finite coordinate, and
+    /// [`Error::ScaleOutOfRange`] when the noise scale for `values.len()` coordinates is
+    /// out of the sampler's range; both before any randomness is drawn.
     pub fn release_slice<R: CryptoRng + ?Sized>(
         &self,
         values: &[f64],
         rng: &mut R,
     ) -> Result<Vec<f64>, Error> {
-        for (index, &value) in values.iter().enumerate() {
-            check_finite(index, value)?;
-        }
+        check_all_finite(values)?;
         let noise = self.noise_for(values.len())?;
         let mut released = Released {
             grid: self.grid,
@@ -208,12 +218,21 @@ impl Laplace {
 
     /// The noise scale used by [`release_slice`](Self::release_slice) for `len`
     /// values: `τₙ·g` with `τₙ = ⌈(Δ/g + n)/ε⌉`, marginally above `Δ/ε`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ScaleOutOfRange`] when the scale for `len` coordinates is out of the
+    /// sampler's range.
     pub fn scale_for(&self, len: usize) -> Result<f64, Error> {
         Ok(self.noise_for(len)?.scale().to_f64() * self.grid.granularity())
     }
 
     /// A half-width `w` with `Pr[|M(x) − f(x)| > w] ≤ β` for one released value: the
     /// exact tail of the discrete noise plus the rounding of the input (`g/2`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`beta`) unless `0 < β < 1`.
     pub fn confidence_half_width(&self, beta: f64) -> Result<f64, Error> {
         let units = super::geometric::rational_half_width(self.scalar_noise.scale(), beta)?;
         let g = self.grid.granularity();
@@ -270,6 +289,14 @@ pub(crate) fn check_finite(index: usize, value: f64) -> Result<(), Error> {
     } else {
         Err(Error::NonFiniteValue { index, value })
     }
+}
+
+/// [`Error::NonFiniteValue`] for the first non-finite value of a slice.
+pub(crate) fn check_all_finite(values: &[f64]) -> Result<(), Error> {
+    for (index, &value) in values.iter().enumerate() {
+        check_finite(index, value)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

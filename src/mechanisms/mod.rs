@@ -57,7 +57,7 @@ pub use gaussian::{Gaussian, MAX_SIGMA, MIN_DELTA, MIN_SIGMA, analytic_gaussian_
 pub use geometric::Geometric;
 pub(crate) use geometric::{check_beta, discrete_laplace_half_width};
 pub use laplace::Laplace;
-pub(crate) use laplace::check_finite;
+pub(crate) use laplace::{check_all_finite, check_finite};
 pub use mechanism::Mechanism;
 pub use monotonicity::Monotonicity;
 pub use noisy_max::ReportNoisyMax;
@@ -79,6 +79,11 @@ use crate::rng::with_thread_rng;
 /// # let _ = noisy_mean_age;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// Those of [`Laplace::new`] and [`Error::NonFiniteValue`] for a non-finite `value`;
+/// [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error> {
     let mechanism = Laplace::new(sensitivity, epsilon)?;
     check_finite(0, value)?;
@@ -94,6 +99,11 @@ pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error>
 /// # let _ = noisy_count;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// Those of [`Geometric::new`]; [`Error::Entropy`] if the operating system cannot seed
+/// the generator.
 pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Error> {
     let mechanism = Geometric::new(sensitivity, epsilon)?;
     with_thread_rng(|rng| mechanism.release(value, rng))
@@ -112,6 +122,11 @@ pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Erro
 /// # let _ = noisy_mean_age;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// Those of [`Gaussian::analytic`] and [`Error::NonFiniteValue`] for a non-finite
+/// `value`; [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn gaussian(value: f64, l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     thread_local! {
         static LAST: std::cell::RefCell<Option<([u64; 3], Gaussian)>> =

@@ -96,6 +96,11 @@ fn check_ratio(den: u128) -> Result<(), Error> {
 /// # let _ = coin;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`den`) unless `1 ≤ den ≤ 2¹²⁷`, before any randomness is
+/// drawn.
 pub fn bernoulli_ratio<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u128) -> Result<bool, Error> {
     check_ratio(den)?;
     Ok(bernoulli_ratio_bits(&mut BitSource::new(rng), num, den))
@@ -136,6 +141,10 @@ pub struct BernoulliExpNeg {
 
 impl BernoulliExpNeg {
     /// Bernoulli(`exp(−num/den)`); [`Error::InvalidParameter`] when `den = 0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`den`) for `den = 0`.
     pub fn new(num: u128, den: u64) -> Result<Self, Error> {
         check_ratio(den as u128)?;
         let enclosure = exp_neg(num, den, 192);
@@ -200,6 +209,11 @@ impl BernoulliExpNeg {
 /// # let _ = accepted;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`den`) unless `1 ≤ den < 2⁶⁴`, before any randomness is
+/// drawn.
 pub fn bernoulli_exp_neg<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u128) -> Result<bool, Error> {
     check_ratio(den)?;
     if den > u64::MAX as u128 {
@@ -215,31 +229,9 @@ pub fn bernoulli_exp_neg<R: CryptoRng + ?Sized>(rng: &mut R, num: u128, den: u12
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampling::certified::{Big, Interval};
-    use core::cmp::Ordering;
+    use crate::sampling::certified::prefix_below as reference;
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
-
-    /// `U < exp(−num/den)` for `U` = the given words (most significant first) followed
-    /// by anything: decided against a 512-bit enclosure, independently of the lazy
-    /// path's precision schedule. `None` if even that cannot decide.
-    fn reference(words: &[u64], e: &Interval) -> Option<bool> {
-        let mut prefix = Big::zero();
-        for &w in words {
-            prefix = prefix.shl(64).add(&Big::from_u128(w as u128));
-        }
-        let len = 64 * words.len() as u64;
-        let p = 512;
-        let lo = prefix.shl(p - len);
-        let hi = prefix.add(&Big::from_u128(1)).shl(p - len);
-        if hi.cmp(&e.lo) != Ordering::Greater {
-            Some(true)
-        } else if lo.cmp(&e.hi) != Ordering::Less {
-            Some(false)
-        } else {
-            None
-        }
-    }
 
     /// The certified one-word decision agrees with a 512-bit evaluation on 10⁶ random
     /// words (over five values of γ).

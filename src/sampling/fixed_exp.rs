@@ -512,28 +512,9 @@ fn resolve_index<R: CryptoRng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampling::certified::exp_neg_big;
+    use crate::sampling::certified::{exp_neg_big, prefix_below as reference};
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
-
-    /// `U < exp(−num/den)` for `U` = the given words (most significant first) followed
-    /// by anything, decided against a 512-bit enclosure; `None` if that cannot decide.
-    fn reference(words: &[u64], e: &Interval) -> Option<bool> {
-        let mut prefix = Big::zero();
-        for &w in words {
-            prefix = prefix.shl(64).add(&Big::from_u128(w as u128));
-        }
-        let len = 64 * words.len() as u64;
-        let lo = prefix.shl(512 - len);
-        let hi = prefix.add(&Big::from_u128(1)).shl(512 - len);
-        if hi.cmp(&e.lo) != core::cmp::Ordering::Greater {
-            Some(true)
-        } else if lo.cmp(&e.hi) != core::cmp::Ordering::Less {
-            Some(false)
-        } else {
-            None
-        }
-    }
 
     /// Random rationals γ = num/den over the whole range the samplers use: narrow and
     /// wide denominators (up to 2¹²⁸ − 1), γ from 0 to beyond the cap of 64.

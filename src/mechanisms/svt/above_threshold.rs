@@ -5,14 +5,14 @@ use super::{Answer, Comparator, StreamingMechanism, check_threshold};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
 
-/// AboveThreshold (seed 001, Algorithm 5; Dwork & Roth 2014, Algorithm 1): the
+/// AboveThreshold (Dwork & Roth 2014, Algorithm 1): the
 /// threshold is perturbed once, `T̂ = T + Lap(2Δ/ε)`, each query gets fresh noise
 /// `νᵢ = Lap(4Δ/ε)`, the answer is ⊤ when `fᵢ(D) + νᵢ ≥ T̂` and ⊥ otherwise, and the
 /// mechanism **halts** at the first ⊤: every further query returns
 /// [`Error::Halted`].
 ///
 /// * **Guarantee:** pure ε-DP for the whole run, however many ⊥ answers it gives
-///   (the seed's Theorem 5.1.1 says "(ε, δ)"; it is pure — seeds errata 3).
+///   (Dwork & Roth 2014, Theorem 3.23; it is pure, not "(ε, δ)" as sometimes restated).
 /// * **Neighbouring relation / sensitivity:** every query has sensitivity at most Δ
 ///   (`|fᵢ(D) − fᵢ(D′)| ≤ Δ`) under the caller's neighbouring relation (add/remove or
 ///   substitute one record); queries may be chosen adaptively.
@@ -50,7 +50,9 @@ impl AboveThreshold {
     /// AboveThreshold for public threshold `threshold`, per-query sensitivity
     /// `sensitivity` and privacy level `epsilon`.
     ///
-    /// Errors: [`Error::InvalidParameter`] (non-finite threshold),
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (non-finite threshold),
     /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`],
     /// [`Error::ScaleOutOfRange`].
     pub fn new(threshold: f64, sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
@@ -78,24 +80,12 @@ impl AboveThreshold {
 
 /// ⊤ (and halt) or ⊥ for each query; pure ε-DP for the whole run.
 impl StreamingMechanism for AboveThreshold {
-    type Answer = Answer;
-
-    stream_state!();
-
-    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.query(value, self.threshold, rng)
-    }
+    bit_answers!(batch);
 
     fn privacy_loss(&self) -> PrivacyLoss {
         PrivacyLoss::Pure {
             epsilon: self.epsilon,
         }
-    }
-
-    /// The batch path: one bit source for the whole slice.
-    fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        self.validate(values)?;
-        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 }
 

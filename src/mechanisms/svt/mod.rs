@@ -13,8 +13,9 @@
 //! constructors take the threshold, the sensitivity, the privacy parameters, then the
 //! cutoff `c` (and, for [`StandardSvt`], the queries' [`Monotonicity`](crate::Monotonicity)).
 //!
-//! Algorithms 5–8 of the seed document 001 (after Dwork & Roth 2014, §3.6, and Lyu,
-//! Su & Li 2017, Alg. 7). Every type is **stateful and not `Clone`**: a copy would
+//! Dwork & Roth 2014, §3.6 (Algorithms 1–3: AboveThreshold, Sparse, NumericSparse) and
+//! Lyu, Su & Li 2017, *Understanding the Sparse Vector Technique* (Algorithm 7: the
+//! standard SVT). Every type is **stateful and not `Clone`**: a copy would
 //! answer further queries from the same noisy threshold and spend the budget twice.
 //! Its `Debug` output never shows the noisy threshold.
 //!
@@ -38,7 +39,7 @@
 //! cutoff (non-halting), one whose queries carry no noise, one that releases the noisy
 //! value `fᵢ + νᵢ` used in the comparison, and one that reuses a threshold for more
 //! "above" answers than its noise was calibrated for are **not** differentially private
-//! for any useful ε (Lyu, Su & Li 2017, Figure 5.3 of the seed: algorithms A.3–A.6).
+//! for any useful ε (Lyu, Su & Li 2017, whose Algorithms 3–6 are such variants).
 //! The numeric variants here release a value with **fresh, independent** noise. The
 //! tests of this crate run the broken variants as negative controls.
 //!
@@ -48,9 +49,9 @@
 //! [`crate::sampling::DiscreteLaplace`]).
 //!
 //! **Accuracy.** [`above_threshold_alpha`], [`sparse_alpha`] and
-//! [`numeric_sparse_alpha`] give the α of the (α, β)-accuracy theorems 5.1.4, 5.1.6
-//! and 5.1.9 of the seed (for sensitivity Δ, the α scales with Δ); the δ > 0 case of
-//! Theorem 5.1.9 is corrected (see [`numeric_sparse_alpha`]). The grid adds at
+//! [`numeric_sparse_alpha`] give the α of the (α, β)-accuracy theorems 3.24, 3.26
+//! and 3.28 of Dwork & Roth 2014 (for sensitivity Δ, the α scales with Δ); the δ > 0
+//! case of Theorem 3.28 is corrected (see [`numeric_sparse_alpha`]). The grid adds at
 //! most `g ≤ Δ·2⁻⁴⁰` of rounding to the stated α.
 
 /// The accessors every sparse-vector type shares, read from its `stream` and
@@ -107,6 +108,30 @@ macro_rules! stream_state {
     };
 }
 
+/// The [`StreamingMechanism`] items of a type that answers ⊤/⊥ against its default
+/// `threshold` from its `stream`: `Answer`, the state methods and `query`; with
+/// `batch`, also the batch `run` that draws from one bit source for the whole slice.
+macro_rules! bit_answers {
+    () => {
+        type Answer = Answer;
+
+        stream_state!();
+
+        fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
+            self.stream.query(value, self.threshold, rng)
+        }
+    };
+    (batch) => {
+        bit_answers!();
+
+        /// The batch path: one bit source for the whole slice.
+        fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
+            self.validate(values)?;
+            Ok(run_bits(&mut self.stream, values, self.threshold, rng))
+        }
+    };
+}
+
 mod above_threshold;
 mod core_state;
 mod numeric_sparse;
@@ -123,6 +148,7 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
 use crate::{CryptoRng, Error, Laplace};
+use core_state::Stream;
 
 /// One answer of a sparse-vector mechanism that releases no values
 /// ([`AboveThreshold`], [`Sparse`], [`StandardSvt`]).
@@ -199,9 +225,17 @@ pub trait StreamingMechanism {
     /// changing the state, after the halt ([`Error::Halted`]) and for a non-finite
     /// value ([`Error::NonFiniteValue`]: a query of finite sensitivity cannot produce
     /// one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Halted`] and [`Error::NonFiniteValue`], as above.
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Self::Answer, Error>;
 
     /// Checks a whole batch as [`query`](Self::query) would, before any randomness.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`query`](Self::query), for the first offending value.
     fn validate(&self, values: &[f64]) -> Result<(), Error>;
 
     /// The guarantee of the whole run, however many queries it answers.
@@ -215,6 +249,11 @@ pub trait StreamingMechanism {
 
     /// Answers a slice of values up to the halt (later values are not used). The whole
     /// slice is validated first.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`validate`](Self::validate) for the whole slice, before any randomness is
+    /// drawn.
     fn run<R: CryptoRng + ?Sized>(
         &mut self,
         values: &[f64],
@@ -233,6 +272,10 @@ pub trait StreamingMechanism {
 
     /// [`run`](Self::run) over any iterator of values (collected first, so a
     /// non-finite value anywhere is refused before any randomness is drawn).
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run).
     fn run_iter<I, R>(&mut self, values: I, rng: &mut R) -> Result<Vec<Self::Answer>, Error>
     where
         I: IntoIterator<Item = f64>,
@@ -352,6 +395,34 @@ pub(super) fn check_cutoff(cutoff: usize) -> Result<usize, Error> {
     }
 }
 
+/// The public parameters Sparse and NumericSparse check first, in this order:
+/// threshold, sensitivity, cutoff, ε.
+fn check_sparse(
+    threshold: f64,
+    sensitivity: f64,
+    cutoff: usize,
+    epsilon: f64,
+) -> Result<(f64, f64, usize, f64), Error> {
+    Ok((
+        check_threshold(threshold)?,
+        crate::privacy::check_sensitivity(sensitivity)?,
+        check_cutoff(cutoff)?,
+        check_epsilon(epsilon)?,
+    ))
+}
+
+/// The ⊤/⊥ stream of Sparse and NumericSparse: threshold noise of scale `σΔ`, query
+/// noise `2σΔ`, the threshold re-drawn after each ⊤.
+fn sparse_stream(
+    sensitivity: f64,
+    sigma: f64,
+    mechanism: &'static str,
+    cutoff: usize,
+) -> Result<Stream, Error> {
+    let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
+    Ok(Stream::new(comparator, mechanism, cutoff, true))
+}
+
 /// `n` as an `f64`, rounded up (exact below `2⁵³`).
 pub(super) fn count_up(n: usize) -> f64 {
     crate::privacy::round::u64_up(n as u64)
@@ -404,7 +475,54 @@ fn log_terms(queries: f64, multiplier: f64, beta: f64) -> f64 {
     )
 }
 
-/// Theorem 5.1.4 of the seed: on `k` queries of sensitivity Δ, of which only the last
+/// The public inputs of an accuracy bound, validated in the order sensitivity, ε,
+/// cutoff (when the mechanism has one; `c = 1` otherwise), queries, β.
+struct AlphaInputs {
+    sensitivity: f64,
+    epsilon: f64,
+    c: f64,
+    k: f64,
+    beta: f64,
+}
+
+impl AlphaInputs {
+    fn check(
+        sensitivity: f64,
+        epsilon: f64,
+        cutoff: Option<usize>,
+        queries: usize,
+        beta: f64,
+    ) -> Result<Self, Error> {
+        let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
+        let epsilon = check_epsilon(epsilon)?;
+        let c = match cutoff {
+            Some(cutoff) => count_up(check_cutoff(cutoff)?),
+            None => 1.0,
+        };
+        Ok(Self {
+            sensitivity,
+            epsilon,
+            c,
+            k: check_queries(queries)?,
+            beta: check_beta(beta)?,
+        })
+    }
+
+    /// `ln k + ln(m·c/β)`, rounded up.
+    fn logs(&self, m: f64) -> f64 {
+        log_terms(self.k, round::mul_up(m, self.c), self.beta)
+    }
+
+    /// `factor·Δ·logs/ε`, rounded up.
+    fn alpha(&self, factor: f64, logs: f64) -> f64 {
+        round::div_up(
+            round::mul_up(round::mul_up(factor, self.sensitivity), logs),
+            self.epsilon,
+        )
+    }
+}
+
+/// Dwork & Roth 2014, Theorem 3.24: on `k` queries of sensitivity Δ, of which only the last
 /// comes within α of the threshold (`fᵢ(D) < T − α` for `i < k`), [`AboveThreshold`]
 /// at ε is (α, β)-accurate — with probability at least `1 − β` it does not halt before
 /// `f_k`, every ⊤ has `fᵢ(D) ≥ T − α` and every ⊥ has `fᵢ(D) ≤ T + α` — for
@@ -415,26 +533,31 @@ fn log_terms(queries: f64, multiplier: f64, beta: f64) -> f64 {
 /// assert!((alpha - 8.0 * (100f64.ln() + 40f64.ln())).abs() < 1e-9);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and [`Error::InvalidParameter`]
+/// for `queries = 0` or β outside (0, 1).
 pub fn above_threshold_alpha(
     sensitivity: f64,
     epsilon: f64,
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
-    let epsilon = check_epsilon(epsilon)?;
-    let k = check_queries(queries)?;
-    let beta = check_beta(beta)?;
-    Ok(round::div_up(
-        round::mul_up(round::mul_up(8.0, sensitivity), log_terms(k, 2.0, beta)),
-        epsilon,
-    ))
+    let inputs = AlphaInputs::check(sensitivity, epsilon, None, queries, beta)?;
+    Ok(inputs.alpha(8.0, inputs.logs(2.0)))
 }
 
-/// Theorem 5.1.6 of the seed: on `k` queries of sensitivity Δ with at least `c` of
+/// Dwork & Roth 2014, Theorem 3.26: on `k` queries of sensitivity Δ with at least `c` of
 /// them within α of the threshold, [`Sparse`] with cutoff `c` is (α, β)-accurate for
 /// `α = 8cΔ(ln k + ln(2c/β))/ε` when `delta` is `None` (pure), and
 /// `α = Δ(ln k + ln(2c/β))·√(512c ln(1/δ))/ε` for `Some(δ)`. Rounded up.
+///
+/// # Errors
+///
+/// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], [`Error::InvalidParameter`]
+/// for a cutoff outside `1..=2⁴⁰`, `queries = 0` or β outside (0, 1), and
+/// [`Error::InvalidDelta`].
 pub fn sparse_alpha(
     sensitivity: f64,
     epsilon: f64,
@@ -443,12 +566,9 @@ pub fn sparse_alpha(
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
-    let epsilon = check_epsilon(epsilon)?;
-    let c = count_up(check_cutoff(cutoff)?);
-    let k = check_queries(queries)?;
-    let beta = check_beta(beta)?;
-    let logs = log_terms(k, round::mul_up(2.0, c), beta);
+    let inputs = AlphaInputs::check(sensitivity, epsilon, Some(cutoff), queries, beta)?;
+    let c = inputs.c;
+    let logs = inputs.logs(2.0);
     let factor = match delta {
         None => round::mul_up(8.0, c),
         Some(delta) => {
@@ -459,28 +579,29 @@ pub fn sparse_alpha(
             ))
         }
     };
-    Ok(round::div_up(
-        round::mul_up(round::mul_up(factor, sensitivity), logs),
-        epsilon,
-    ))
+    Ok(inputs.alpha(factor, logs))
 }
 
-/// Theorem 5.1.9 of the seed, corrected for δ > 0: on `k` queries of sensitivity Δ
+/// Dwork & Roth 2014, Theorem 3.28, corrected for δ > 0: on `k` queries of sensitivity Δ
 /// with at least `c` of them within α of the threshold, [`NumericSparse`] with cutoff
 /// `c` is (α, β)-accurate — every released value is within α of `fᵢ(D)`, every ⊥ has
 /// `fᵢ(D) ≤ T + α` — for
 ///
-/// * `delta = None`: `α = 9cΔ(ln k + ln(4c/β))/ε` (as in the seed);
-/// * `Some(δ)`: `α = max(α_T, α_L)` with the seed's
+/// * `delta = None`: `α = 9cΔ(ln k + ln(4c/β))/ε` (as in the theorem);
+/// * `Some(δ)`: `α = max(α_T, α_L)` with the theorem's
 ///   `α_T = Δ(ln k + ln(4c/β))(√512 + 1)√(c ln(2/δ))/ε` (the threshold part: Theorem
-///   5.1.6 at (ε₁, δ/2), β/2) and the Laplace part `α_L = b·ln(2c/β)`,
+///   3.26 at (ε₁, δ/2), β/2) and the Laplace part `α_L = b·ln(2c/β)`,
 ///   `b = √(32c ln(2/δ))Δ/ε₂ = 2√2(√512 + 1)√(c ln(2/δ))Δ/ε`, so that the `c` released
-///   values are within α with probability `1 − β/2`. **Erratum:** the seed's
-///   Theorem 5.1.9 gives only `α_T`, which is smaller than `α_L` whenever
+///   values are within α with probability `1 − β/2`. **Erratum:** the theorem as
+///   stated gives only `α_T`, which is smaller than `α_L` whenever
 ///   `2√2·ln(2c/β) > ln k + ln(4c/β)`; with its α, more than a β fraction of runs can
 ///   fail (the crate's accuracy test measures about 12% at β = 10%, k = 60, c = 3).
 ///
 /// Rounded up.
+///
+/// # Errors
+///
+/// As [`sparse_alpha`].
 pub fn numeric_sparse_alpha(
     sensitivity: f64,
     epsilon: f64,
@@ -489,12 +610,9 @@ pub fn numeric_sparse_alpha(
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let sensitivity = crate::privacy::check_sensitivity(sensitivity)?;
-    let epsilon = check_epsilon(epsilon)?;
-    let c = count_up(check_cutoff(cutoff)?);
-    let k = check_queries(queries)?;
-    let beta = check_beta(beta)?;
-    let logs = log_terms(k, round::mul_up(4.0, c), beta);
+    let inputs = AlphaInputs::check(sensitivity, epsilon, Some(cutoff), queries, beta)?;
+    let (c, beta) = (inputs.c, inputs.beta);
+    let logs = inputs.logs(4.0);
     let factor = match delta {
         None => round::mul_up(9.0, c),
         Some(delta) => {
@@ -507,15 +625,12 @@ pub fn numeric_sparse_alpha(
                 round::ln_up(round::div_up(round::mul_up(2.0, c), beta)),
             );
             return Ok(round::div_up(
-                round::mul_up(threshold_part.max(laplace_part), sensitivity),
-                epsilon,
+                round::mul_up(threshold_part.max(laplace_part), inputs.sensitivity),
+                inputs.epsilon,
             ));
         }
     };
-    Ok(round::div_up(
-        round::mul_up(round::mul_up(factor, sensitivity), logs),
-        epsilon,
-    ))
+    Ok(inputs.alpha(factor, logs))
 }
 
 #[cfg(test)]

@@ -3,25 +3,25 @@
 use super::above_threshold::validate_all;
 use super::core_state::Stream;
 use super::{
-    Comparator, NumericAnswer, StreamingMechanism, advanced_composition_up, approximate_round_epsilon,
-    check_cutoff, check_threshold, count_up,
+    NumericAnswer, StreamingMechanism, advanced_composition_up, approximate_round_epsilon, check_sparse,
+    count_up, sparse_stream,
 };
 use crate::Laplace;
-use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
+use crate::privacy::{PrivacyLoss, check_delta, round};
 use crate::{CryptoRng, Error};
 
-/// NumericSparse (seed 001, Algorithm 7; Dwork & Roth 2014, Algorithm 3): Sparse at
+/// NumericSparse (Dwork & Roth 2014, Algorithm 3): Sparse at
 /// budget ε₁ decides which queries are above the threshold; for each ⊤ it releases
 /// `fᵢ(D) + Lap(σ(ε₂))` with **fresh** noise (never the comparison noise νᵢ) and
 /// re-draws the threshold; it halts after `c` values.
 ///
-/// Constants, exactly as the seed and Dwork–Roth state them:
+/// Constants, exactly as Dwork & Roth state them:
 ///
 /// * **δ = 0** ([`new`](Self::new)): ε₁ = 8ε/9, ε₂ = 2ε/9, `σ(x) = 2cΔ/x`. The
 ///   threshold noise is `Lap(σ(ε₁)) = Lap(9cΔ/(4ε))`, the query noise
 ///   `Lap(2σ(ε₁)) = Lap(9cΔ/(2ε))`, the released values carry `Lap(σ(ε₂)) = Lap(9cΔ/ε)`.
 ///   Privacy: Sparse at ε₁ = 8ε/9 plus `c` Laplace releases of ε/(9c) each (total
-///   ε/9) — pure ε-DP in all (the seed's proof of Theorem 5.1.7 charges ε/9 for the
+///   ε/9) — pure ε-DP in all (the proof of Dwork & Roth's Theorem 3.27 charges ε/9 for the
 ///   Laplace part; the 2ε/9 of the split is the parameter of `σ`, not the cost).
 /// * **δ > 0** ([`approximate`](Self::approximate)): ε₁ = ε√512/(√512 + 1),
 ///   ε₂ = 2ε/(√512 + 1), `σ(x) = √(32c ln(2/δ))Δ/x`. Privacy: Sparse at (ε₁, δ/2)
@@ -34,9 +34,10 @@ use crate::{CryptoRng, Error};
 /// * **Exactness:** comparisons on the grid as for [`Sparse`](super::Sparse); the
 ///   released values come from an exact [`Laplace`] and are exact multiples of its
 ///   grid ([`value_granularity`](Self::value_granularity)).
-/// * **Accuracy:** [`numeric_sparse_alpha`](super::numeric_sparse_alpha) (Theorem 5.1.9).
+/// * **Accuracy:** [`numeric_sparse_alpha`](super::numeric_sparse_alpha) (Dwork & Roth
+///   2014, Theorem 3.28).
 /// * Releasing `fᵢ(D) + νᵢ` (the comparison's own noise) while charging only for the
-///   comparison is **not** private (Lyu, Su & Li 2017; seed Figure 5.3, A.3).
+///   comparison is **not** private (Lyu, Su & Li 2017, Algorithm 3).
 ///
 /// ```
 /// use dpmech::{NumericSparse, StreamingMechanism};
@@ -63,32 +64,32 @@ impl NumericSparse {
 
     /// Pure ε-DP NumericSparse with cutoff `cutoff` (δ = 0).
     ///
-    /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
-    /// [`Error::InvalidEpsilon`], [`Error::ScaleOutOfRange`].
+    /// # Errors
+    ///
+    /// Those of [`Sparse::new`](super::Sparse::new), for the same checks.
     pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
-        let threshold = check_threshold(threshold)?;
-        let sensitivity = check_sensitivity(sensitivity)?;
-        let cutoff = check_cutoff(cutoff)?;
-        let epsilon = check_epsilon(epsilon)?;
+        let (threshold, sensitivity, cutoff, epsilon) =
+            check_sparse(threshold, sensitivity, cutoff, epsilon)?;
         let c = count_up(cutoff);
         let epsilon1 = round::div_down(round::mul_down(8.0, epsilon), 9.0);
         let sigma = round::div_up(round::mul_up(2.0, c), epsilon1);
         // σ(ε₂) = 2cΔ/ε₂ = 9cΔ/ε: a Laplace release at ε/(9c) per value.
         let per_value = round::div_down(epsilon, round::mul_up(9.0, c));
         let numeric = Laplace::new(sensitivity, per_value)?;
-        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
         Ok(Self {
             threshold,
             sensitivity,
             loss: PrivacyLoss::Pure { epsilon },
             numeric,
-            stream: Stream::new(comparator, "NumericSparse", cutoff, true),
+            stream: sparse_stream(sensitivity, sigma, "NumericSparse", cutoff)?,
         })
     }
 
     /// (ε, δ)-DP NumericSparse with cutoff `cutoff` (δ > 0).
     ///
-    /// Errors as [`new`](Self::new), plus [`Error::InvalidDelta`], and
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), plus [`Error::InvalidDelta`], and
     /// [`Error::InvalidParameter`] when ε is too large for the advanced-composition
     /// bounds (use [`new`](Self::new)).
     pub fn approximate(
@@ -98,10 +99,8 @@ impl NumericSparse {
         delta: f64,
         cutoff: usize,
     ) -> Result<Self, Error> {
-        let threshold = check_threshold(threshold)?;
-        let sensitivity = check_sensitivity(sensitivity)?;
-        let cutoff = check_cutoff(cutoff)?;
-        let epsilon = check_epsilon(epsilon)?;
+        let (threshold, sensitivity, cutoff, epsilon) =
+            check_sparse(threshold, sensitivity, cutoff, epsilon)?;
         let delta = check_delta(delta)?;
         let root512 = round::sqrt_down(512.0);
         let denominator = round::add_up(round::sqrt_up(512.0), 1.0);
@@ -125,13 +124,12 @@ impl NumericSparse {
             });
         }
         let numeric = Laplace::new(sensitivity, per_value)?;
-        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
         Ok(Self {
             threshold,
             sensitivity,
             loss: PrivacyLoss::Approximate { epsilon, delta },
             numeric,
-            stream: Stream::new(comparator, "NumericSparse", cutoff, true),
+            stream: sparse_stream(sensitivity, sigma, "NumericSparse", cutoff)?,
         })
     }
 

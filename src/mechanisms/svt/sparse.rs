@@ -2,14 +2,11 @@
 
 use super::above_threshold::validate_all;
 use super::core_state::{Stream, run_bits};
-use super::{
-    Answer, Comparator, StreamingMechanism, approximate_round_epsilon, check_cutoff, check_threshold,
-    count_up,
-};
-use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_sensitivity, round};
+use super::{Answer, StreamingMechanism, approximate_round_epsilon, check_sparse, count_up, sparse_stream};
+use crate::privacy::{PrivacyLoss, check_delta, round};
 use crate::{CryptoRng, Error};
 
-/// Sparse (seed 001, Algorithm 6; Dwork & Roth 2014, Algorithm 2): answers ⊥/⊤ and
+/// Sparse (Dwork & Roth 2014, Algorithm 2): answers ⊥/⊤ and
 /// halts after `c` ⊤ answers. With `σ = 2cΔ/ε` (δ = 0) or
 /// `σ = √(32c ln(1/δ))·Δ/ε` (δ > 0), the threshold is `T̂ = T + Lap(σ)`, **re-drawn
 /// after every ⊤**, and each query gets fresh noise `νᵢ = Lap(2σ)`.
@@ -52,14 +49,14 @@ impl Sparse {
 
     /// Pure ε-DP Sparse with cutoff `cutoff` (δ = 0, `σ = 2cΔ/ε`).
     ///
-    /// Errors: [`Error::InvalidParameter`] (non-finite threshold, cutoff 0),
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (non-finite threshold, cutoff outside `1..=2⁴⁰`),
     /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`],
     /// [`Error::ScaleOutOfRange`].
     pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
-        let threshold = check_threshold(threshold)?;
-        let sensitivity = check_sensitivity(sensitivity)?;
-        let cutoff = check_cutoff(cutoff)?;
-        let epsilon = check_epsilon(epsilon)?;
+        let (threshold, sensitivity, cutoff, epsilon) =
+            check_sparse(threshold, sensitivity, cutoff, epsilon)?;
         let sigma = round::div_up(round::mul_up(2.0, count_up(cutoff)), epsilon);
         Self::build(
             threshold,
@@ -72,7 +69,9 @@ impl Sparse {
 
     /// (ε, δ)-DP Sparse with cutoff `cutoff` (`σ = √(32c ln(1/δ))·Δ/ε`).
     ///
-    /// Errors as [`new`](Self::new), plus [`Error::InvalidDelta`] and
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), plus [`Error::InvalidDelta`] and
     /// [`Error::InvalidParameter`] when ε is so large that the advanced-composition
     /// bound exceeds ε (use [`new`](Self::new) there).
     pub fn approximate(
@@ -82,10 +81,8 @@ impl Sparse {
         delta: f64,
         cutoff: usize,
     ) -> Result<Self, Error> {
-        let threshold = check_threshold(threshold)?;
-        let sensitivity = check_sensitivity(sensitivity)?;
-        let cutoff = check_cutoff(cutoff)?;
-        let epsilon = check_epsilon(epsilon)?;
+        let (threshold, sensitivity, cutoff, epsilon) =
+            check_sparse(threshold, sensitivity, cutoff, epsilon)?;
         let delta = check_delta(delta)?;
         let round_epsilon = approximate_round_epsilon(epsilon, delta, cutoff)?;
         let sigma = round::div_up(2.0, round_epsilon);
@@ -105,33 +102,20 @@ impl Sparse {
         sigma: f64,
         loss: PrivacyLoss,
     ) -> Result<Self, Error> {
-        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
         Ok(Self {
             threshold,
             sensitivity,
             loss,
-            stream: Stream::new(comparator, "Sparse", cutoff, true),
+            stream: sparse_stream(sensitivity, sigma, "Sparse", cutoff)?,
         })
     }
 }
 
 /// ⊤ or ⊥ for each query, up to `c` ⊤; the guarantee of the constructor for the run.
 impl StreamingMechanism for Sparse {
-    type Answer = Answer;
-
-    stream_state!();
-
-    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.query(value, self.threshold, rng)
-    }
+    bit_answers!(batch);
 
     fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
-    }
-
-    /// The batch path: one bit source for the whole slice.
-    fn run<R: CryptoRng + ?Sized>(&mut self, values: &[f64], rng: &mut R) -> Result<Vec<Answer>, Error> {
-        self.validate(values)?;
-        Ok(run_bits(&mut self.stream, values, self.threshold, rng))
     }
 }

@@ -9,7 +9,7 @@ use crate::mechanisms::Monotonicity;
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::{CryptoRng, Error};
 
-/// Standard SVT (seed 001, Algorithm 8; Lyu, Su & Li 2017, Algorithm 7):
+/// Standard SVT (Lyu, Su & Li 2017, Algorithm 7):
 /// `σ = Lap(Δ/ε₁)` drawn **once**; each query gets `νᵢ = Lap(2cΔ/ε₂)`
 /// (`Lap(cΔ/ε₂)` for [`Monotonicity::Monotone`]); the answer is ⊤ when
 /// `fᵢ(D) + νᵢ ≥ Tᵢ + σ` for a public per-query threshold `Tᵢ`
@@ -19,7 +19,7 @@ use crate::{CryptoRng, Error};
 /// for each ⊤.
 ///
 /// * **Guarantee:** pure (ε₁ + ε₂)-DP for the whole run (ε₁ + ε₂ + ε₃ with numeric
-///   answers; seed Theorems 5.3.1, 5.3.2).
+///   answers; Lyu, Su & Li 2017, the privacy of Algorithm 7 and of its monotone case).
 /// * **Budget split:** [`with_optimal_split`](Self::with_optimal_split) divides a total
 ///   ε as ε₁ : ε₂ = 1 : (2c)^(2/3) (1 : c^(2/3) for monotone queries), which minimises
 ///   the variance of the comparison `Lap(Δ/ε₁) − Lap(2cΔ/ε₂)`; ε₁ and ε₂ are rounded
@@ -59,7 +59,9 @@ impl StandardSvt {
     /// `sensitivity`, threshold budget `epsilon1`, query budget `epsilon2`, cutoff
     /// `cutoff` and the queries' monotonicity.
     ///
-    /// Errors: [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`], [`Error::InvalidSensitivity`],
     /// [`Error::InvalidEpsilon`], [`Error::ScaleOutOfRange`].
     pub fn new(
         threshold: f64,
@@ -97,6 +99,10 @@ impl StandardSvt {
     /// Standard SVT spending a total `epsilon` on the comparisons, split
     /// ε₁ : ε₂ = 1 : (2c)^(2/3) (general) or 1 : c^(2/3) (monotone), with
     /// ε₁ + ε₂ ≤ ε after rounding.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
     pub fn with_optimal_split(
         threshold: f64,
         sensitivity: f64,
@@ -112,6 +118,12 @@ impl StandardSvt {
 
     /// Numeric answers: each ⊤ releases `fᵢ(D) + Lap(cΔ/ε₃)` (fresh noise), for an
     /// extra ε₃. Only before the first query (else [`Error::InvalidParameter`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] for `epsilon3`, [`Error::InvalidParameter`] (`epsilon3`) once
+    /// a query has been answered, and [`Error::ScaleOutOfRange`] when the numeric noise
+    /// scale is out of range.
     pub fn with_numeric_answers(self, epsilon3: f64) -> Result<NumericStandardSvt, Error> {
         let epsilon3 = check_epsilon(epsilon3)?;
         if self.stream.answered() > 0 {
@@ -130,9 +142,13 @@ impl StandardSvt {
     }
 
     /// Answers one query against its own public threshold `Tᵢ`: [`Answer::Above`] or
-    /// [`Answer::Below`]. Errors, before any randomness and without changing the state:
-    /// [`Error::Halted`] after `c` ⊤, [`Error::NonFiniteValue`] for the value,
-    /// [`Error::InvalidParameter`] for a non-finite threshold.
+    /// [`Answer::Below`].
+    ///
+    /// # Errors
+    ///
+    /// Before any randomness and without changing the state: [`Error::Halted`] after
+    /// `c` ⊤, [`Error::NonFiniteValue`] for the value, [`Error::InvalidParameter`]
+    /// (`threshold`) for a non-finite threshold.
     pub fn query_with_threshold<R: CryptoRng + ?Sized>(
         &mut self,
         value: f64,
@@ -144,6 +160,12 @@ impl StandardSvt {
 
     /// Runs `(value, threshold)` pairs, returning the answers up to the halt. Every pair
     /// is validated first.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`query_with_threshold`](Self::query_with_threshold), for every pair before
+    /// any randomness is drawn (the index in [`Error::NonFiniteValue`] includes the queries
+    /// answered before this call).
     pub fn run_with_thresholds<R: CryptoRng + ?Sized>(
         &mut self,
         pairs: &[(f64, f64)],
@@ -184,13 +206,7 @@ impl StandardSvt {
 
 /// ⊤ or ⊥ against the default threshold, up to `c` ⊤; pure (ε₁ + ε₂)-DP.
 impl StreamingMechanism for StandardSvt {
-    type Answer = Answer;
-
-    stream_state!();
-
-    fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Answer, Error> {
-        self.stream.query(value, self.threshold, rng)
-    }
+    bit_answers!();
 
     /// `Pure { ε₁ + ε₂ }` (the sum rounded up) for the whole run.
     fn privacy_loss(&self) -> PrivacyLoss {
@@ -226,6 +242,10 @@ impl NumericStandardSvt {
     /// Answers one query against its own public threshold `Tᵢ`: a value with fresh
     /// noise or [`NumericAnswer::Below`]; errors as
     /// [`StandardSvt::query_with_threshold`].
+    ///
+    /// # Errors
+    ///
+    /// As [`StandardSvt::query_with_threshold`].
     pub fn query_with_threshold<R: CryptoRng + ?Sized>(
         &mut self,
         value: f64,
@@ -240,6 +260,10 @@ impl NumericStandardSvt {
 
     /// Runs `(value, threshold)` pairs, returning the answers up to the halt. Every pair
     /// is validated first.
+    ///
+    /// # Errors
+    ///
+    /// As [`StandardSvt::run_with_thresholds`].
     pub fn run_with_thresholds<R: CryptoRng + ?Sized>(
         &mut self,
         pairs: &[(f64, f64)],

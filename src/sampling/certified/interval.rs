@@ -133,6 +133,28 @@ fn exp_neg_parts(w: u128, p: u64, fraction: impl FnOnce(u64) -> Option<Interval>
     }
 }
 
+/// Test reference: `U < x` for `U` = the given words (most significant first)
+/// followed by anything, decided against a 512-bit enclosure `e` of `x` (from
+/// [`exp_neg`] or [`exp_neg_big`] at `p = 512`), independently of the lazy paths'
+/// precision schedules. `None` if even that cannot decide.
+#[cfg(test)]
+pub(crate) fn prefix_below(words: &[u64], e: &Interval) -> Option<bool> {
+    let mut prefix = Big::zero();
+    for &w in words {
+        prefix = prefix.shl(64).add(&Big::from_u128(u128::from(w)));
+    }
+    let len = 64 * words.len() as u64;
+    let lo = prefix.shl(512 - len);
+    let hi = prefix.add(&Big::from_u128(1)).shl(512 - len);
+    if hi.cmp(&e.lo) != Ordering::Greater {
+        Some(true)
+    } else if lo.cmp(&e.hi) != Ordering::Less {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

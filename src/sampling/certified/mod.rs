@@ -32,6 +32,8 @@ pub(crate) use cdt::probe;
 pub(crate) use guide::GuideView;
 #[cfg(test)]
 pub(crate) use guide::LOG_GUIDE_BITS;
+#[cfg(test)]
+pub(crate) use interval::prefix_below;
 pub(crate) use interval::{Interval, exp_neg, exp_neg_big};
 pub(crate) use lazy_uniform::{LazyUniform, exact_less_exp_neg};
 pub(crate) use threshold::{Threshold, Weights};
