@@ -1,4 +1,4 @@
-//! Seed 000's census example: two counting queries released together with the Laplace
+//! A census example: two counting queries released together with the Laplace
 //! mechanism. Adding or removing one person changes (adults, readers of the Quijote) by
 //! at most (1, 1), so the L1 sensitivity of the vector is Δ = 2.
 //!
@@ -10,9 +10,7 @@ use dpmech::{DefaultRng, Laplace};
 fn main() -> Result<(), dpmech::Error> {
     let truth = [120.0, 10.0]; // adults, Quijote readers
     let mut rng = DefaultRng::from_os()?;
-    println!(
-        "census (seed 000): f = (adults, Quijote readers) = (120, 10), Δ₁ = 2, add/remove-one neighbours"
-    );
+    println!("census: f = (adults, Quijote readers) = (120, 10), Δ₁ = 2, add/remove-one neighbours");
     println!(
         "{:>6} {:>10} {:>12} {:>12} {:>22}",
         "ε", "scale b", "adults", "readers", "95% bound on max error"

@@ -1,10 +1,11 @@
-//! Seed 002 done right: the geometric mechanism for an integer query.
+//! The geometric mechanism (Ghosh, Roughgarden & Sundararajan 2009) done right, for an
+//! integer query.
 //!
-//! The seed sampled `sign × geometric`, which puts probability 1 − α on a zero noise
-//! instead of (1 − α)/(1 + α), and it checked privacy with both outputs drawn from the
-//! same input. Here: the exact two-sided geometric (discrete Laplace) noise, its
+//! A common mistake samples `sign × geometric`, which puts probability 1 − α on a zero
+//! noise instead of (1 − α)/(1 + α), and a simulation that draws both outputs from the
+//! same input does not notice. Here: the exact two-sided geometric (discrete Laplace) noise, its
 //! empirical pmf next to the exact one, and the privacy-loss ratio between the inputs
-//! x = 5 and x′ = 6 — for the correct sampler and for the seed's.
+//! x = 5 and x′ = 6 — for the correct sampler and for `sign × geometric`.
 //!
 //! Run: `cargo run --release --example geometric_mechanism`
 
@@ -32,7 +33,7 @@ fn main() -> Result<(), dpmech::Error> {
     let correct_5 = histogram(|| mechanism.release(5, &mut rng));
     let correct_6 = histogram(|| mechanism.release(6, &mut rng));
 
-    // The seed's sampler: sign × Geometric(1 − α), keeping "−0".
+    // The wrong sampler: sign × Geometric(1 − α), keeping "−0".
     let magnitude = OneSidedGeometric::new(Rational::new(1, 1)?);
     let mut wrong = |x: i64| {
         let mut bits = BitSource::new(&mut rng);
@@ -46,7 +47,7 @@ fn main() -> Result<(), dpmech::Error> {
     println!("exact pmf of the noise: (1-α)/(1+α)·α^|z|");
     println!(
         "{:>3} {:>10} {:>10} | {:>16} {:>16}",
-        "z", "exact", "empirical", "ratio M(5)/M(6)", "seed's ratio"
+        "z", "exact", "empirical", "ratio M(5)/M(6)", "sign×geom ratio"
     );
     let freq = |h: &HashMap<i64, usize>, y: i64| *h.get(&y).unwrap_or(&0) as f64 / N as f64;
     for z in -4..=4i64 {
@@ -65,7 +66,7 @@ fn main() -> Result<(), dpmech::Error> {
         (-epsilon).exp()
     );
     println!(
-        "the seed's sampler reaches 2/α = 2e^ε = {:.4} at output 5 (noise 0): it is not ε-DP.",
+        "the sign × geometric sampler reaches 2/α = 2e^ε = {:.4} at output 5 (noise 0): it is not ε-DP.",
         2.0 * epsilon.exp()
     );
     Ok(())

@@ -1,9 +1,10 @@
-//! Seed 004: the mean height of 500 people who each report their height with Laplace
+//! The mean height of 500 people who each report their height with Laplace
 //! noise (local model), error against ε for several sensitivities — with the guarantee
 //! each one actually gives:
 //!
-//! * `E[Δf]`, `E[Δf] + σ`, `E[Δf] + 2σ` (the seed's "typical" sensitivities): **no** DP
-//!   guarantee at all, since heights are unbounded (seeds erratum 7);
+//! * `E[Δf]`, `E[Δf] + σ`, `E[Δf] + 2σ` ("typical" sensitivities): **no** DP
+//!   guarantee at all, since heights are unbounded (Rubinstein & Aldà 2017 explain why
+//!   an estimated sensitivity gives at most random DP);
 //! * the sensitivity sampler's `Δ̂` (Rubinstein & Aldà 2017): (ε, γ)-random DP;
 //! * heights clamped to the public range [140, 210] cm, `Δ = 70`: pure ε-DP.
 //!
@@ -38,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let heights: Vec<f64> = (0..500).map(|_| height(&mut data)).collect();
     let true_mean = heights.iter().sum::<f64>() / heights.len() as f64;
 
-    // The seed's closed form for E[Δf] = E|X − X′| and the mixture's σ.
+    // The closed form of E[Δf] = E|X − X′| and the mixture's σ.
     let m = (MU_M - MU_F) / (2.0 * (SIGMA_M.powi(2) + SIGMA_F.powi(2))).sqrt();
     let erf_m = 1.0 - erfc_series(m);
     let expected = (SIGMA_M

@@ -1,4 +1,5 @@
-//! Seed 001, chapter 4: the private mean of 1000 values in [0, 100] with Algorithm 1
+//! Noisy averages (after Li, Lyu, Su & Yang 2016, *Differential Privacy: From Theory to
+//! Practice*): the private mean of 1000 values in [0, 100] with Algorithm 1
 //! (noisy sum / noisy count), Algorithm 3 (clamped noisy sum over the count, private
 //! only when the count is public: substitute-one neighbours) and Algorithm 4
 //! (normalised sum), mean absolute error against ε, as a table and an SVG plot.

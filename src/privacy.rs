@@ -54,6 +54,11 @@ macro_rules! parameter {
 
         impl $name {
             /// Validates `value` and wraps it.
+            ///
+            /// # Errors
+            ///
+            /// [`Error::InvalidEpsilon`], [`Error::InvalidDelta`] or [`Error::InvalidRho`] (for
+            /// [`Epsilon`], [`Delta`], [`Rho`]) when `value` is outside the parameter's domain.
             pub fn new(value: f64) -> Result<Self, Error> {
                 $check(value).map(Self)
             }
@@ -135,6 +140,10 @@ pub enum PrivacyLoss {
 
 impl PrivacyLoss {
     /// ε for pure DP, after validating it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] unless ε is finite and positive.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         Ok(Self::Pure {
             epsilon: check_epsilon(epsilon)?,
@@ -152,6 +161,11 @@ impl PrivacyLoss {
     /// assert!(PrivacyLoss::approximate(1.0, 1.0).is_err());
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] unless ε is finite and positive; [`Error::InvalidDelta`]
+    /// unless δ = 0 or 0 < δ < 1.
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         if delta == 0.0 {
@@ -164,6 +178,10 @@ impl PrivacyLoss {
     }
 
     /// ρ for zero-concentrated DP, after validating it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] unless ρ is finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         Ok(Self::Zcdp { rho: check_rho(rho)? })
     }

@@ -37,6 +37,10 @@ pub struct DefaultRng(ChaCha20Rng);
 
 impl DefaultRng {
     /// A generator keyed from the operating system's entropy source.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Entropy`] when the operating system's entropy source fails.
     pub fn from_os() -> Result<Self, Error> {
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed).map_err(|e| Error::Entropy(e.to_string()))?;

@@ -77,7 +77,7 @@
 //!
 //! ## Example
 //!
-//! The coin-flip randomized response of the seeds answers truthfully on heads and
+//! The coin-flip randomized response (Dwork & Roth 2014, §3.2) answers truthfully on heads and
 //! at random on tails: `Pr[yes | yes] = 3/4`, `Pr[yes | no] = 1/4`, so its privacy
 //! loss is exactly ln 3.
 //!
@@ -190,6 +190,11 @@ pub struct Auditor {
 impl Auditor {
     /// An auditor for a pure or approximate DP claim. Other kinds (zCDP, random DP)
     /// are refused with [`Error::IncompatibleLoss`]: convert them to (ε, δ) first.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IncompatibleLoss`] for a zCDP or random-DP claim; [`Error::InvalidEpsilon`] or
+    /// [`Error::InvalidDelta`] for a claim with an invalid parameter.
     pub fn new(claimed: PrivacyLoss) -> Result<Self, Error> {
         let (epsilon, delta) = match claimed {
             PrivacyLoss::Pure { epsilon } => (check_epsilon(epsilon)?, 0.0),
@@ -219,11 +224,19 @@ impl Auditor {
     }
 
     /// An auditor for a pure ε-DP claim.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] unless ε is finite and positive.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::pure(epsilon)?)
     }
 
     /// An auditor for an (ε, δ)-DP claim (δ = 0 is the pure claim).
+    ///
+    /// # Errors
+    ///
+    /// As [`PrivacyLoss::approximate`].
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::approximate(epsilon, delta)?)
     }
@@ -332,6 +345,12 @@ impl Auditor {
     /// assert!(report.passed(), "{report}");
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
+    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
+    /// cannot be allocated.
     pub fn audit<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         T: Ord + Clone + Debug,
@@ -347,6 +366,12 @@ impl Auditor {
 
     /// Audits a mechanism with real outputs (quantile bins, thresholds, intervals).
     /// Outputs are ordered by `f64::total_cmp`, so NaN and ±∞ are ordinary outcomes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
+    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
+    /// cannot be allocated.
     pub fn audit_real<F, G>(&self, on_d: F, on_d_prime: G) -> Result<AuditReport, Error>
     where
         F: FnMut(&mut ChaCha20Rng) -> f64,
@@ -362,6 +387,12 @@ impl Auditor {
     /// Audits a mechanism with categorical outputs of any hashable type: categories,
     /// `Vec<bool>`, tuples such as `(value, draws)`. Events are single outcomes and
     /// likelihood-ratio-ranked unions of outcomes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
+    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
+    /// cannot be allocated.
     pub fn audit_categorical<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         T: Eq + Hash + Clone + Debug,
@@ -430,6 +461,12 @@ impl Auditor {
     /// mechanism drew from its generator (see [`CountingRng`]). The closures receive a
     /// counting wrapper, which is itself a `CryptoRng`. A FAIL here while the output
     /// alone passes means the number of draws — hence the running time — leaks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
+    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
+    /// cannot be allocated.
     pub fn audit_with_draw_count<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         T: Eq + Hash + Clone + Debug,
@@ -456,6 +493,12 @@ impl Auditor {
     /// binade and finest power-of-two grid — of real outputs. A mechanism that
     /// returns exact multiples of a data-independent grid passes whenever it is ε-DP;
     /// a textbook float sampler whose low-order bits depend on the input fails.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
+    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
+    /// cannot be allocated.
     pub fn audit_float_leak<F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
     where
         F: FnMut(&mut ChaCha20Rng) -> f64,

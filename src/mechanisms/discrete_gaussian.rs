@@ -44,12 +44,23 @@ pub struct DiscreteGaussian {
 
 impl DiscreteGaussian {
     /// ρ-zCDP with `σ² = Δ₂²/(2ρ)` (rounded up).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`], [`Error::InvalidSensitivity`] for `l2_sensitivity = 0`, and
+    /// [`Error::ScaleOutOfRange`] when σ² is outside the sampler's range.
     pub fn zcdp(l2_sensitivity: u64, rho: f64) -> Result<Self, Error> {
         let rho = check_rho(rho)?;
         Self::with_rho(l2_sensitivity, rho, PrivacyLoss::Zcdp { rho })
     }
 
     /// (ε, δ)-DP, through the tight CKS20 zCDP conversion.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`], [`Error::InvalidDelta`], [`Error::InvalidSensitivity`] for
+    /// `l2_sensitivity = 0`, and [`Error::ScaleOutOfRange`] when σ is outside the
+    /// supported range.
     pub fn approximate(l2_sensitivity: u64, epsilon: f64, delta: f64) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         let delta = check_delta(delta)?;

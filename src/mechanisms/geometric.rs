@@ -37,6 +37,11 @@ pub struct Geometric {
 impl Geometric {
     /// The geometric mechanism for an integer query of L1 sensitivity `sensitivity`
     /// (≥ 1) at privacy level `epsilon`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`] for `sensitivity = 0`, [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when `Δ/ε` is `2⁶³` or more.
     pub fn new(sensitivity: u64, epsilon: f64) -> Result<Self, Error> {
         if sensitivity == 0 {
             return Err(Error::InvalidSensitivity { value: 0.0 });
@@ -88,6 +93,10 @@ impl Geometric {
     }
 
     /// The smallest `k` with `Pr[|M(x) − f(x)| > k] ≤ β` for one released value.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`beta`) unless `0 < β < 1`.
     pub fn confidence_half_width(&self, beta: f64) -> Result<u64, Error> {
         rational_half_width(self.noise.scale(), beta)
     }

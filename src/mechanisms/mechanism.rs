@@ -59,6 +59,12 @@ pub trait Mechanism<Input> {
     type Output;
 
     /// One private release of `input`.
+    ///
+    /// # Errors
+    ///
+    /// Those of the implementing type's release method (e.g. [`Error::NonFiniteValue`] for a
+    /// non-finite input, [`Error::EmptyInput`] for no scores), always before any randomness
+    /// is drawn.
     fn release<R: CryptoRng + ?Sized>(&self, input: Input, rng: &mut R) -> Result<Self::Output, Error>;
 
     /// The guarantee of one release.

@@ -9,7 +9,7 @@
 /// |---|---|---|
 /// | [`Exponential`](super::Exponential) | `Pr[r] ∝ exp(εu/(2Δ))` | `Pr[r] ∝ exp(εu/Δ)` |
 /// | [`ReportNoisyMax`](super::ReportNoisyMax) (Laplace) | `Lap(2Δ/ε)` | `Lap(Δ/ε)` (Dwork & Roth, Claim 3.9) |
-/// | [`StandardSvt`](super::StandardSvt) | queries `Lap(2cΔ/ε₂)` | `Lap(cΔ/ε₂)` (seed Thm 5.3.2) |
+/// | [`StandardSvt`](super::StandardSvt) | queries `Lap(2cΔ/ε₂)` | `Lap(cΔ/ε₂)` (Lyu, Su & Li 2017, Algorithm 7) |
 ///
 /// Each takes it as its last constructor argument (`new` assumes `General`). A false
 /// promise voids the guarantee: pass `Monotone` only for queries that are monotone by

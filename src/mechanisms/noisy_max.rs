@@ -14,7 +14,7 @@ enum Noise {
     Exponential,
 }
 
-/// Report-noisy-max (Dwork & Roth 2014, §3.3; seeds 001 §2.2.1): add independent noise
+/// Report-noisy-max (Dwork & Roth 2014, §3.3): add independent noise
 /// to every candidate's score and report the **index** of the largest noisy score (the
 /// noisy scores themselves are never released: releasing them is not private at this
 /// noise level).
@@ -70,12 +70,24 @@ impl ReportNoisyMax {
     /// Laplace noise of scale `2Δu/ε`: ε-DP for any scores of L∞ sensitivity `Δu`
     /// (for monotone scores, half of it suffices:
     /// [`laplace_with_monotonicity`](Self::laplace_with_monotonicity)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn laplace(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
         Self::laplace_with_monotonicity(sensitivity, epsilon, Monotonicity::General)
     }
 
     /// Laplace noise of scale `2Δu/ε` for [`Monotonicity::General`] scores, `Δu/ε` for
     /// [`Monotonicity::Monotone`] ones (e.g. counts under add/remove one record).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn laplace_with_monotonicity(
         sensitivity: f64,
         epsilon: f64,
@@ -85,6 +97,12 @@ impl ReportNoisyMax {
     }
 
     /// Exponential noise of scale `2Δu/ε` (sampled as permute-and-flip): ε-DP.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSensitivity`], [`Error::InvalidEpsilon`], and
+    /// [`Error::ScaleOutOfRange`] when the sensitivity lies outside `[1e-250, 1e250]` or
+    /// `ε/Δu` is too small to be represented on the score grid.
     pub fn exponential(sensitivity: f64, epsilon: f64) -> Result<Self, Error> {
         Ok(Self {
             epsilon,
@@ -107,6 +125,11 @@ impl ReportNoisyMax {
 
     /// The index of the largest noisy score (ties broken uniformly). Scores must be
     /// finite and non-empty (checked before any randomness).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
+    /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
         let (units, best) = self.scale.units(scores)?;
         let mut bits = BitSource::new(rng);

@@ -69,6 +69,10 @@ enum Kind {
 
 impl RandomizedResponse {
     /// Binary randomized response at privacy level `epsilon`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] unless ε is finite and positive.
     pub fn new(epsilon: f64) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         let (num, den) = dyadic_down(epsilon);
@@ -82,7 +86,7 @@ impl RandomizedResponse {
         })
     }
 
-    /// The coin-flip protocol of the seeds (Dwork & Roth 2014, §3.2): flip a fair coin;
+    /// The coin-flip protocol (Dwork & Roth 2014, §3.2): flip a fair coin;
     /// on heads answer truthfully; on tails flip a second coin and answer "yes" on heads,
     /// "no" on tails. `Pr[yes | yes] = 3/4`, `Pr[yes | no] = 1/4`: **(ln 3)-DP**, and
     /// `p̂ = 2s − 1/2` estimates the true fraction without bias
@@ -137,6 +141,10 @@ impl RandomizedResponse {
     /// The unbiased estimate `(s − (1 − p))/(2p − 1)` of the fraction of true ones,
     /// from `reported_ones` ones among `total` reports (`2s − 1/2` for the coin-flip
     /// protocol). Post-processing: no privacy cost. `total` must be positive.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyInput`] for `total = 0`.
     pub fn estimate_fraction(&self, reported_ones: u64, total: u64) -> Result<f64, Error> {
         if total == 0 {
             return Err(Error::EmptyInput { what: "the reports" });
@@ -192,6 +200,10 @@ pub struct KaryRandomizedResponse {
 
 impl KaryRandomizedResponse {
     /// k-ary randomized response over `k ≥ 2` values at privacy level `epsilon`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) for `k < 2`, then [`Error::InvalidEpsilon`].
     pub fn new(k: u64, epsilon: f64) -> Result<Self, Error> {
         if k < 2 {
             return Err(Error::InvalidParameter {
@@ -213,12 +225,21 @@ impl KaryRandomizedResponse {
 
     /// The randomized report of one value `v < k` ([`Error::InvalidParameter`] for
     /// `v ≥ k`, before any randomness is drawn).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`value`) for `value ≥ k`, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, value: u64, rng: &mut R) -> Result<u64, Error> {
         self.check(value)?;
         Ok(self.release_bits(value, &mut BitSource::new(rng)))
     }
 
     /// One report per respondent, independently (all values checked first).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`value`) for the first value `≥ k`, before any
+    /// randomness is drawn.
     pub fn release_slice<R: CryptoRng + ?Sized>(
         &self,
         values: &[u64],
@@ -264,6 +285,11 @@ impl KaryRandomizedResponse {
 
     /// The unbiased frequency estimates `π̂ⱼ = (cⱼ/n − q)/(p − q)` from report counts
     /// (`counts.len()` must be `k`, with a positive total).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`counts.len()`) unless there are `k` counts, and
+    /// [`Error::EmptyInput`] when they sum to 0.
     pub fn estimate_frequencies(&self, counts: &[u64]) -> Result<Vec<f64>, Error> {
         if counts.len() as u64 != self.k {
             return Err(Error::InvalidParameter {

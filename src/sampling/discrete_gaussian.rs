@@ -299,6 +299,10 @@ impl DiscreteGaussianSampler {
 
     /// The discrete Gaussian with `σ² = num/den`, for `1 ≤ num ≤ 2¹²⁴` and any
     /// `den ≥ 1`; [`Error::InvalidParameter`] otherwise.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for `num` outside `[1, 2¹²⁴]` or `den = 0`.
     pub fn from_ratio(num: u128, den: u64) -> Result<Self, Error> {
         if num == 0 || num > MAX_VARIANCE_NUM {
             return Err(Error::InvalidParameter {

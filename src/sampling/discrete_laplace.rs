@@ -32,7 +32,7 @@
 //! * **`τ ≥ 16`.** `Z = ±G` with a fair sign and `G` one-sided geometric,
 //!   `Pr[G = g] = (1 − α)αᵍ`; the pair (negative, 0), which would count 0 twice, is
 //!   rejected and the whole trial repeated (Canonne, Kamath & Steinke 2020, Algorithm
-//!   2; this is **not** the `sign × geometric` sampler of the seed document 002).
+//!   2; this is **not** the `sign × geometric` sampler, which puts mass 1 − α on 0).
 //!   `G = M·Q + R` with `M = 2ᵐ` the largest power of two `≤ τ/32` (`M = 1`, `G = Q`,
 //!   below `τ = 64`). `Q` and `R` are independent: `Pr[Q ≥ j] = α^(jM)`, by inversion of
 //!   a table read with bits of the trial's first word (its top bit is the sign); and

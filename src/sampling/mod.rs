@@ -115,6 +115,10 @@ pub struct Rational {
 
 impl Rational {
     /// `num/den`; both must be at least 1.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when `num` or `den` is 0.
     pub fn new(num: u64, den: u64) -> Result<Self, Error> {
         if num == 0 || den == 0 {
             return Err(Error::InvalidParameter {
@@ -127,8 +131,11 @@ impl Rational {
     }
 
     /// The smallest rational of the form `p/2ʲ` (`p < 2⁶³`, `j ≤ 62`) that is `≥ x`:
-    /// exact whenever `x` has such a form, otherwise rounded **up**. Errors for
-    /// non-finite, non-positive or too large (`≥ 2⁶³`) `x`.
+    /// exact whenever `x` has such a form, otherwise rounded **up**.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ScaleOutOfRange`] for a non-finite, non-positive or too large (`≥ 2⁶³`) `x`.
     pub fn from_f64_up(x: f64) -> Result<Self, Error> {
         const MAX: f64 = (1u64 << 63) as f64; // 2^63
         if !(x.is_finite() && x > 0.0 && x < MAX) {

@@ -36,6 +36,10 @@ pub(crate) fn uniform_below_bits<R: CryptoRng + ?Sized>(bits: &mut BitSource<'_,
 /// assert!(die < 6);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`n`) for `n = 0`, before any randomness is drawn.
 pub fn uniform_below<R: CryptoRng + ?Sized>(rng: &mut R, n: u64) -> Result<u64, Error> {
     if n == 0 {
         return Err(Error::InvalidParameter {

@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use dpmech::sensitivity::{Neighbouring, Norm, queries};
-//! // Seed 000's census vector (adults, readers of the Quijote): two counts, each of
+//! // A census vector (adults, readers of the Quijote): two counts, each of
 //! // sensitivity 1, so the L1 sensitivity of the pair is 2.
 //! let count = queries::count(Neighbouring::AddRemove);
 //! assert_eq!(queries::vector(2, count, Norm::L1)?, 2.0);
@@ -55,9 +55,7 @@ pub enum Norm {
 }
 
 impl Norm {
-    /// `‖a − b‖` in this norm, rounded up. Errors on different lengths
-    /// ([`Error::InvalidParameter`]) or a non-finite coordinate or result
-    /// ([`Error::NonFiniteValue`]).
+    /// `‖a − b‖` in this norm, rounded up.
     ///
     /// ```
     /// use dpmech::sensitivity::Norm;
@@ -66,6 +64,11 @@ impl Norm {
     /// assert!(Norm::L2.distance(&[3.0, 4.0], &[0.0, 0.0])? >= 5.0);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`length`) for vectors of different lengths, and
+    /// [`Error::NonFiniteValue`] for a non-finite coordinate or result.
     pub fn distance(self, a: &[f64], b: &[f64]) -> Result<f64, Error> {
         if a.len() != b.len() {
             return Err(Error::InvalidParameter {
@@ -117,6 +120,11 @@ impl Norm {
 /// assert!(convert_epsilon(0.5, Neighbouring::Substitute, Neighbouring::AddRemove).is_err());
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidEpsilon`] for an invalid ε or when `2ε` overflows;
+/// [`Error::IncompatibleLoss`] from substitution to add/remove.
 pub fn convert_epsilon(epsilon: f64, from: Neighbouring, to: Neighbouring) -> Result<f64, Error> {
     let e = check_epsilon(epsilon)?;
     match (from, to) {
@@ -135,6 +143,13 @@ fn no_bounded_to_unbounded() -> Error {
 /// [`convert_epsilon`] for any guarantee, via group privacy for k = 2 (rounded up):
 /// pure ε → 2ε; approximate (ε, δ) → (2ε, (1 + e^ε)δ); zCDP ρ → 4ρ (Bun & Steinke
 /// 2016, Prop. 1.9); random DP is refused (its γ refers to a pair distribution).
+///
+/// # Errors
+///
+/// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+/// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
+/// [`Error::IncompatibleLoss`] from substitution to add/remove and for random DP; the
+/// field's variant also when the converted parameter leaves its domain (e.g. δ ≥ 1).
 pub fn convert_loss(loss: PrivacyLoss, from: Neighbouring, to: Neighbouring) -> Result<PrivacyLoss, Error> {
     let loss = validate_loss(loss)?;
     if from == to {
@@ -165,6 +180,11 @@ pub fn convert_loss(loss: PrivacyLoss, from: Neighbouring, to: Neighbouring) -> 
 
 /// The sensitivity under substitution implied by one under add/remove: `2s` (a
 /// substitution is a removal then an addition; triangle inequality).
+///
+/// # Errors
+///
+/// [`Error::InvalidSensitivity`] unless the sensitivity (and its double) is finite and
+/// positive.
 pub fn substitute_from_add_remove(sensitivity: f64) -> Result<f64, Error> {
     let s = crate::privacy::check_sensitivity(sensitivity)?;
     crate::privacy::check_sensitivity(mul_up(2.0, s))

@@ -46,6 +46,11 @@ pub fn count(relation: Neighbouring) -> f64 {
 /// assert_eq!(clamped_sum(-1.0, 3.0, Neighbouring::Substitute)?, 4.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`lo`, `hi`) unless both bounds are finite with `lo < hi`;
+/// [`Error::InvalidSensitivity`] when `hi − lo` overflows `f64` (substitution).
 pub fn clamped_sum(lo: f64, hi: f64, relation: Neighbouring) -> Result<f64, Error> {
     check_bounds(lo, hi)?;
     check_sensitivity(match relation {
@@ -63,6 +68,11 @@ pub fn clamped_sum(lo: f64, hi: f64, relation: Neighbouring) -> Result<f64, Erro
 ///   *normalised sum* `Σxᵢ / n` with the public constant `n`: `max(|lo|, |hi|)/n`.
 ///   (A mean divided by the true, private count is not covered; release a noisy sum
 ///   and a noisy count instead.)
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`n`) for `n = 0` or a sensitivity that underflows to 0;
+/// then as [`clamped_sum`].
 pub fn mean_with_public_count(lo: f64, hi: f64, n: u64, relation: Neighbouring) -> Result<f64, Error> {
     if n == 0 {
         return Err(Error::InvalidParameter {
@@ -113,6 +123,11 @@ pub fn histogram(relation: Neighbouring, norm: Norm) -> f64 {
 /// assert_eq!(vector(4, 1.5, Norm::L2)?, 3.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) for `k = 0`; [`Error::InvalidSensitivity`] for an
+/// invalid `s` or a result that overflows.
 pub fn vector(k: u64, s: f64, norm: Norm) -> Result<f64, Error> {
     if k == 0 {
         return Err(Error::InvalidParameter {
@@ -133,7 +148,6 @@ pub fn vector(k: u64, s: f64, norm: Norm) -> Result<f64, Error> {
 /// Clamps `value` to `[lo, hi]`. Clamping is 1-Lipschitz, so it never increases a
 /// query's sensitivity. ±∞ go to the nearest bound; NaN is mapped to `lo` (a
 /// data-independent choice, so a NaN record cannot cause an error that reveals it).
-/// Errors only on invalid bounds.
 ///
 /// ```
 /// use dpmech::sensitivity::queries::clamp;
@@ -141,6 +155,11 @@ pub fn vector(k: u64, s: f64, norm: Norm) -> Result<f64, Error> {
 /// assert_eq!(clamp(f64::NAN, 100.0, 220.0)?, 100.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`lo`, `hi`) unless both bounds are finite with `lo < hi`; never
+/// because of `value`.
 pub fn clamp(value: f64, lo: f64, hi: f64) -> Result<f64, Error> {
     check_bounds(lo, hi)?;
     Ok(clamp_unchecked(value, lo, hi))
@@ -151,6 +170,11 @@ fn clamp_unchecked(value: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// [`clamp`] applied to every value.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`lo`, `hi`) unless both bounds are finite with `lo < hi`; never
+/// because of `values`.
 pub fn clamp_slice(values: &[f64], lo: f64, hi: f64) -> Result<Vec<f64>, Error> {
     check_bounds(lo, hi)?;
     Ok(values.iter().map(|&v| clamp_unchecked(v, lo, hi)).collect())

@@ -7,7 +7,7 @@
 //! A mechanism calibrated to `Δ̂` that would be ε-DP with sensitivity `Δ̂` is then
 //! **(ε, γ)-random DP** (Hall, Wasserman & Rinaldo 2013): ε-DP holds except on a set
 //! of neighbouring pairs of probability at most γ under `P` — *not* ε-DP
-//! (seeds erratum 7). [`SampledSensitivity::privacy_loss`] therefore only ever returns
+//! (Rubinstein & Aldà 2017). [`SampledSensitivity::privacy_loss`] therefore only ever returns
 //! [`PrivacyLoss::RandomDp`].
 //!
 //! # The order statistic
@@ -75,13 +75,16 @@ fn check_m(m: usize) -> Result<(), Error> {
 impl SensitivitySampler {
     /// The smallest γ achievable with m samples: `min_ρ ρ + √(ln(1/ρ)/(2m))` (rounded
     /// up). E.g. ≈ 0.160 for m = 100, ≈ 0.0565 for m = 1 000 and ≈ 0.0195 for m = 10 000.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`m`) unless `1 ≤ m ≤ 2³²`.
     pub fn gamma_min(m: usize) -> Result<f64, Error> {
         check_m(m)?;
         Ok(gamma_min(m).1)
     }
 
     /// A sampler with `m` samples for confidence γ: `k = ⌈m(1 − γ + γ_min(m))⌉`.
-    /// Errors when `γ < γ_min(m)` (more samples are needed) or γ ∉ (0, 1).
     ///
     /// ```
     /// use dpmech::sensitivity::{Norm, SensitivitySampler};
@@ -90,6 +93,11 @@ impl SensitivitySampler {
     /// assert!(SensitivitySampler::new(100, 0.05, Norm::L1).is_err()); // γ_min(100) ≈ 0.16
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`]: `m` outside `1..=2³²`, γ outside (0, 1), or `γ < γ_min(m)`
+    /// (more samples are needed).
     pub fn new(m: usize, gamma: f64, norm: Norm) -> Result<Self, Error> {
         check_m(m)?;
         let gamma = check_gamma(gamma)?;
@@ -121,6 +129,11 @@ impl SensitivitySampler {
 
     /// A sampler with the smallest m that certifies γ (then k = m when γ = γ_min(m)).
     /// E.g. γ = 0.05 needs m = 1 305 (and then k = m: the sample maximum).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`gamma`) for γ outside (0, 1) or too small to certify
+    /// with at most `2³²` samples.
     pub fn for_gamma(gamma: f64, norm: Norm) -> Result<Self, Error> {
         let gamma = check_gamma(gamma)?;
         if gamma_min(MAX_SAMPLES).1 > gamma {
@@ -176,9 +189,6 @@ impl SensitivitySampler {
     /// the k-th smallest distance. `f` returns the query's value as a slice-like vector
     /// (`[x]` for a scalar query).
     ///
-    /// Errors: different output lengths for D and D′, or a non-finite output
-    /// ([`Error::NonFiniteValue`] with the index of the sample).
-    ///
     /// ```
     /// use dpmech::sensitivity::{Norm, SensitivitySampler};
     /// use rand_chacha::ChaCha20Rng;
@@ -192,6 +202,12 @@ impl SensitivitySampler {
     /// assert!(matches!(out.privacy_loss(1.0)?, dpmech::PrivacyLoss::RandomDp { .. }));
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`length`) when `f` returns outputs of different lengths
+    /// for D and D′, and [`Error::NonFiniteValue`] (with the index of the sample) for a
+    /// non-finite output or distance.
     pub fn sample<R, D, P, F, V>(
         &self,
         rng: &mut R,
@@ -245,7 +261,7 @@ pub struct SampledSensitivity {
     /// γ: the guarantee of a mechanism calibrated to Δ̂ is (ε, γ)-random DP.
     pub gamma: f64,
     /// The mean of the sampled distances, an estimate of `E[Δf]` — reported for
-    /// information only: calibrating to it gives **no** DP guarantee (seeds erratum 7).
+    /// information only: calibrating to it gives **no** DP guarantee (Rubinstein & Aldà 2017).
     pub mean: f64,
     /// m.
     pub sample_size: usize,
@@ -258,6 +274,10 @@ pub struct SampledSensitivity {
 impl SampledSensitivity {
     /// The guarantee of an ε-DP-calibrated mechanism using this sensitivity:
     /// `PrivacyLoss::RandomDp { epsilon, gamma }`, never `Pure`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] unless ε is finite and positive.
     pub fn privacy_loss(&self, epsilon: f64) -> Result<PrivacyLoss, Error> {
         Ok(PrivacyLoss::RandomDp {
             epsilon: check_epsilon(epsilon)?,

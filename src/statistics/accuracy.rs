@@ -11,7 +11,7 @@
 
 use crate::Error;
 use crate::mechanisms::check_beta;
-use crate::privacy::{check_epsilon, round};
+use crate::privacy::{check_epsilon, check_sensitivity, round};
 
 fn check_positive(name: &'static str, value: f64) -> Result<f64, Error> {
     if value.is_finite() && value > 0.0 {
@@ -51,6 +51,11 @@ pub(crate) fn finite_half_width(width: f64) -> Result<f64, Error> {
 /// assert!((w - 2.0 * 20f64.ln()).abs() < 1e-12);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] for a non-positive or non-finite `scale` or β outside
+/// (0, 1); [`Error::Unattainable`] when the half-width overflows `f64`.
 pub fn laplace_half_width(scale: f64, beta: f64) -> Result<f64, Error> {
     let scale = check_positive("scale", scale)?;
     let beta = check_beta(beta)?;
@@ -59,8 +64,14 @@ pub fn laplace_half_width(scale: f64, beta: f64) -> Result<f64, Error> {
 
 /// The smallest ε for which the Laplace mechanism of sensitivity `Δ` has half-width at
 /// most `half_width` at level `β`: `ε = Δ·ln(1/β)/w` (rounded up).
+///
+/// # Errors
+///
+/// [`Error::InvalidSensitivity`], [`Error::InvalidParameter`] for a non-positive or
+/// non-finite `half_width` or β outside (0, 1), and [`Error::InvalidEpsilon`] when the
+/// ε needed overflows.
 pub fn laplace_epsilon_for_half_width(sensitivity: f64, half_width: f64, beta: f64) -> Result<f64, Error> {
-    let sensitivity = check_positive("sensitivity", sensitivity)?;
+    let sensitivity = check_sensitivity(sensitivity)?;
     let half_width = check_positive("half_width", half_width)?;
     let beta = check_beta(beta)?;
     let epsilon = round::div_up(round::mul_up(sensitivity, ln_ratio_up(1.0, beta)), half_width);
@@ -69,6 +80,10 @@ pub fn laplace_epsilon_for_half_width(sensitivity: f64, half_width: f64, beta: f
 
 /// The vector bound: for `n` coordinates with i.i.d. `Lap(b)` noise,
 /// `Pr[‖noise‖∞ ≥ ln(n/β)·b] ≤ β` (union bound).
+///
+/// # Errors
+///
+/// As [`laplace_half_width`], plus [`Error::EmptyInput`] for `n = 0`.
 pub fn laplace_vector_half_width(scale: f64, n: usize, beta: f64) -> Result<f64, Error> {
     let scale = check_positive("scale", scale)?;
     let beta = check_beta(beta)?;
@@ -81,7 +96,7 @@ pub fn laplace_vector_half_width(scale: f64, n: usize, beta: f64) -> Result<f64,
 /// The smallest ε (found by bisection, to a relative `10⁻⁹`, returning the end of the
 /// bracket that meets the target) for which the analytic Gaussian mechanism of L2
 /// sensitivity `Δ₂` at `δ` has [`Gaussian::accuracy`](crate::Gaussian::accuracy)`(β)`
-/// at most `half_width`. Errors when no ε up to `10⁶` reaches the target.
+/// at most `half_width`.
 ///
 /// ```
 /// use dpmech::{Gaussian, statistics::accuracy::gaussian_epsilon_for_half_width};
@@ -89,6 +104,12 @@ pub fn laplace_vector_half_width(scale: f64, n: usize, beta: f64) -> Result<f64,
 /// assert!(Gaussian::analytic(1.0, epsilon, 1e-6)?.accuracy(0.05)? <= 5.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] for a non-positive or non-finite `half_width`, β outside
+/// (0, 1), or when no ε up to `10⁶` reaches the target; those of
+/// [`Gaussian::analytic`](crate::Gaussian::analytic) for `l2_sensitivity` and δ.
 pub fn gaussian_epsilon_for_half_width(
     l2_sensitivity: f64,
     half_width: f64,
@@ -125,12 +146,17 @@ pub fn gaussian_epsilon_for_half_width(
 
 /// The smallest integer `k` with `Pr[|Z| > k] ≤ β` for discrete Laplace noise of scale
 /// `τ` (`α = e^(−1/τ)`, `Pr[|Z| > k] = 2α^(k+1)/(1 + α)`).
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] for a non-positive or non-finite `scale` or β outside
+/// (0, 1).
 pub fn geometric_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
     crate::mechanisms::discrete_laplace_half_width(scale, beta)
 }
 
-/// How far ε-DP lets an adversary's belief move (Li et al., *Differential Privacy: From
-/// Theory to Practice*, table reproduced as Figura 1.1 of seed 001): a prior `p` that a
+/// How far ε-DP lets an adversary's belief move (the table of Li, Lyu, Su & Yang 2016,
+/// *Differential Privacy: From Theory to Practice*, on choosing ε): a prior `p` that a
 /// hypothesis holds becomes, after seeing an ε-DP release, a posterior in
 /// `[max(p·e^−ε, 1 − (1−p)·e^ε), min(p·e^ε, 1 − (1−p)·e^−ε)]`.
 ///
@@ -139,6 +165,10 @@ pub fn geometric_half_width(scale: f64, beta: f64) -> Result<u64, Error> {
 /// assert_eq!((format!("{low:.4}"), format!("{high:.4}")), ("0.1839".into(), "0.8161".into()));
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`prior`) outside `[0, 1]`, and [`Error::InvalidEpsilon`].
 pub fn belief_bounds(prior: f64, epsilon: f64) -> Result<(f64, f64), Error> {
     if !(0.0..=1.0).contains(&prior) {
         return Err(Error::InvalidParameter {
@@ -161,7 +191,7 @@ mod tests {
 
     #[test]
     fn figura_1_1_is_reproduced_to_four_decimals() {
-        // Rows p, columns ε ∈ {0.01, 0.1, 1, 5, 10}: the seed's table.
+        // Rows p, columns ε ∈ {0.01, 0.1, 1, 5, 10}: the table of Li, Lyu, Su & Yang 2016.
         let epsilons = [0.01, 0.1, 1.0, 5.0, 10.0];
         let table: [(f64, [(&str, &str); 5]); 6] = [
             (

@@ -36,6 +36,12 @@ pub struct ClampedSum {
 
 impl ClampedSum {
     /// The clamped sum over `bounds` at privacy level `epsilon` under `relation`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for invalid bounds (not finite, `lower ≥ upper`, or a NaN
+    /// imputation value outside them);
+    /// those of [`Laplace::new`](crate::Laplace::new) for ε and the sensitivity.
     pub fn new(bounds: impl Into<Bounds>, relation: Neighbouring, epsilon: f64) -> Result<Self, Error> {
         let bounds = bounds.into();
         let laplace = Laplace::for_exact_sums(bounds.sum_sensitivity(relation)?, epsilon)?;

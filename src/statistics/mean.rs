@@ -1,4 +1,5 @@
-//! The private mean as a [`Mechanism`], by the seeds' Algorithms 1, 3 and 4.
+//! The private mean as a [`Mechanism`], by the noisy-average algorithms (after Li, Lyu, Su
+//! & Yang 2016, *Differential Privacy: From Theory to Practice*) numbered 1, 3 and 4 here.
 
 use crate::mechanisms::Mechanism;
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
@@ -8,42 +9,43 @@ use crate::sensitivity::Neighbouring;
 use crate::statistics::records::{Bounds, exact_sum, exact_sum_of};
 use crate::{CryptoRng, Error, Geometric, Laplace};
 
-/// How a private mean is computed (seed 001, chapter 4).
+/// How a private mean is computed: the noisy-average algorithms discussed by Li, Lyu,
+/// Su & Yang (2016), numbered 1–4 in this crate.
 ///
-/// The seed's Algorithm 2 (re-sampling the noise until the mean falls in range) is
-/// **not** private and is not offered.
+/// "Algorithm 2" (re-sampling the noise until the mean falls in range) is **not**
+/// private and is not offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MeanMethod {
     /// Algorithm 1, pure ε-DP under **add/remove**: `S̃ = Σ + Lap(2Δ_S/ε)`,
     /// `C̃ = count + geometric noise at ε/2`; `S̃/C̃` (the midpoint when `C̃ ≤ 1`).
-    /// `Δ_S = max(|lower|, |upper|)` — the seed's `upper − lower` is only valid when
+    /// `Δ_S = max(|lower|, |upper|)` — `upper − lower`, sometimes given, is only valid when
     /// `0 ∈ [lower, upper]`.
     NoisySumOverNoisyCount,
     /// Algorithm 3, pure ε-DP under **substitute-one** neighbours only (the count `n` is
-    /// public): `clamp((Σ + Lap((upper − lower)/ε))/n)`, and for `n = 0` the seed's Ψ:
+    /// public): `clamp((Σ + Lap((upper − lower)/ε))/n)`, and for `n = 0` the fallback Ψ:
     /// `lower` or `upper` with probability `e^(−ε/2)/2` each, otherwise uniform on the
     /// grid of `[lower, upper]`. Under add/remove it is **not** ε-DP: dividing by the
     /// private count scales the density by `(C+1)/C`, e.g. a ratio of 2 between
-    /// `{x}` and `{x, x}` near `x` (the seed's Theorem 4.2.3 misses this; a test in
+    /// `{x}` and `{x, x}` near `x` (a claim of add/remove privacy for it misses this; a test in
     /// `tests/statistics.rs` certifies the violation).
     ClampedSumOverPublicCount,
     /// Algorithm 4, pure ε-DP under **add/remove**: the sum of `vᵢ − m` (`m` the
     /// midpoint, sensitivity `(upper − lower)/2`) with noise `Lap((upper − lower)/ε)`,
-    /// and the count with noise at ε/2 (`Lap(2/ε)`; the seed's `Lap(ε/2)` is a typo);
+    /// and the count with noise at ε/2 (`Lap(2/ε)`; a printed `Lap(ε/2)` would be a typo);
     /// `S̃/C̃ + m` (or `m` when `C̃ ≤ 1`).
     Normalised,
 }
 
 /// A private mean of records read by the public [`Bounds`] (NaN imputed, clamped,
 /// rounded to the grid, summed exactly: see [`records`](super::records)), by one of the
-/// seeds' algorithms ([`MeanMethod`]); the result is clamped to `[lower, upper]`
+/// noisy-average algorithms ([`MeanMethod`]); the result is clamped to `[lower, upper]`
 /// (post-processing).
 ///
 /// * **Guarantee:** pure ε-DP under [`relation`](Self::relation): add/remove for
 ///   Algorithms 1 and 4, substitution (public count) for Algorithm 3.
 /// * **Never fails on records.** Empty inputs are fine: the noisy count is then usually
-///   ≤ 1 and the midpoint is returned (Algorithm 3 uses the seed's Ψ).
+///   ≤ 1 and the midpoint is returned (Algorithm 3 uses its fallback Ψ).
 ///
 /// ```
 /// use dpmech::statistics::{Mean, MeanMethod};
@@ -72,6 +74,13 @@ enum Kind {
 
 impl Mean {
     /// The mean over `bounds` by `method` at privacy level `epsilon`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for invalid bounds (not finite, `lower ≥ upper`, or a NaN
+    /// imputation value outside them);
+    /// [`Error::InvalidEpsilon`]; [`Error::ScaleOutOfRange`] when a noise scale is out of
+    /// range.
     pub fn new(bounds: impl Into<Bounds>, method: MeanMethod, epsilon: f64) -> Result<Self, Error> {
         let bounds = bounds.into();
         bounds.validate()?;
@@ -176,8 +185,8 @@ fn half_range(bounds: &Bounds) -> f64 {
     round::mul_up(round::sub_up(bounds.upper(), bounds.lower()), 0.5)
 }
 
-/// The seed's Ψ for an empty selection: an end point with probability `e^(−γ)/2` each,
-/// otherwise a uniform grid point between them (exact sampling throughout).
+/// Algorithm 3's fallback Ψ for an empty selection: an end point with probability
+/// `e^(−γ)/2` each, otherwise a uniform grid point between them (exact sampling throughout).
 fn psi<R: CryptoRng + ?Sized>(grid: &Grid, (first, last): (i128, i128), gamma: Rational, rng: &mut R) -> f64 {
     let mut bits = BitSource::new(rng);
     if bernoulli_exp_neg_ratio(gamma.num() as u128, gamma.den() as u128, &mut bits) {

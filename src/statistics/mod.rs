@@ -11,7 +11,7 @@
 //!   an exact, order-independent integer sum on the release's grid. No record ever makes
 //!   a release fail: errors come from public parameters and the accountant only.
 //! * [`accuracy`]: confidence half-widths of additive noise and their inverse (the ε a
-//!   target accuracy needs), and the belief table of seed 001 (Figura 1.1).
+//!   target accuracy needs), and the belief table of Li, Lyu, Su & Yang (2016).
 
 pub mod accuracy;
 mod clamped_sum;

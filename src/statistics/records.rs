@@ -71,6 +71,12 @@ pub struct Bounds {
 impl Bounds {
     /// `[lower, upper]`, both finite with `lower < upper`; NaN records become the
     /// midpoint unless [`impute_nan`](Self::impute_nan) says otherwise.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for invalid bounds (not finite, `lower ≥ upper`, or a NaN
+    /// imputation value outside them); [`Error::InvalidSensitivity`] when
+    /// `upper − lower` overflows.
     pub fn new(lower: f64, upper: f64) -> Result<Self, Error> {
         let bounds = Self {
             lower,
@@ -82,6 +88,10 @@ impl Bounds {
     }
 
     /// NaN records become `value` (public, finite, within the bounds).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when `value` is not within the bounds.
     pub fn impute_nan(self, value: f64) -> Result<Self, Error> {
         let bounds = Self {
             nan: Some(value),
@@ -121,6 +131,10 @@ impl Bounds {
     /// The sensitivity of the exact sum of records under `relation`:
     /// `max(|lower|, |upper|)` for add/remove, `upper − lower` for substitution
     /// (rounded up).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new) (bounds converted from a tuple are checked here).
     pub fn sum_sensitivity(&self, relation: Neighbouring) -> Result<f64, Error> {
         self.validate()?;
         queries::clamped_sum(self.lower, self.upper, relation)

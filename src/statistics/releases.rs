@@ -53,6 +53,13 @@ impl<T> Release<T> {
 /// assert_eq!(release.privacy_loss, dpmech::PrivacyLoss::Pure { epsilon: 0.5 });
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// Those of [`Geometric::new`](crate::Geometric::new) for ε, then the accountant's refusal
+/// ([`Error::BudgetExceeded`], or [`Error::IncompatibleLoss`] when the guarantee cannot be
+/// charged to its budget), with nothing spent and nothing released. Never because of a
+/// record.
 pub fn count<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     records: u64,
@@ -97,6 +104,13 @@ pub fn count<R: CryptoRng + ?Sized>(
 /// # let _ = release;
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// Those of [`ClampedSum::new`] for the bounds and ε, then the accountant's refusal
+/// ([`Error::BudgetExceeded`], or [`Error::IncompatibleLoss`] when the guarantee cannot be
+/// charged to its budget), with nothing spent and nothing released. Never because of a
+/// record.
 pub fn sum<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     values: &[f64],
@@ -118,8 +132,15 @@ pub fn sum<R: CryptoRng + ?Sized>(
 }
 
 /// A private mean of `values` with [`Mean`] (read by the public [`Bounds`], summed
-/// exactly, by the seeds' Algorithm 1, 3 or 4), charged to `accountant` first. No
-/// record, whatever its value, makes the release fail.
+/// exactly, by one of the noisy-average algorithms of [`MeanMethod`]), charged to
+/// `accountant` first. No record, whatever its value, makes the release fail.
+///
+/// # Errors
+///
+/// Those of [`Mean::new`] for the bounds and ε, then the accountant's refusal
+/// ([`Error::BudgetExceeded`], or [`Error::IncompatibleLoss`] when the guarantee cannot be
+/// charged to its budget), with nothing spent and nothing released. Never because of a
+/// record.
 pub fn mean<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     values: &[f64],
@@ -141,6 +162,13 @@ pub fn mean<R: CryptoRng + ?Sized>(
 /// the caller), with independent geometric noise per bin. One record touches one bin
 /// (add/remove: L1 sensitivity 1) or two (substitute: 2), so the **whole** histogram is
 /// ε-DP — parallel composition over a data-independent partition, paid once.
+///
+/// # Errors
+///
+/// Those of [`Geometric::new`](crate::Geometric::new) for ε, then the accountant's refusal
+/// ([`Error::BudgetExceeded`], or [`Error::IncompatibleLoss`] when the guarantee cannot be
+/// charged to its budget), with nothing spent and nothing released. Never because of a
+/// record.
 pub fn histogram<R: CryptoRng + ?Sized>(
     accountant: &Accountant,
     bin_counts: &[u64],
