@@ -34,7 +34,11 @@ pub enum Error {
         /// The rejected sensitivity.
         value: f64,
     },
-    /// A named parameter is outside its domain.
+    /// A named parameter is outside its domain. ε, δ, ρ and a sensitivity outside their
+    /// own domains get their dedicated variants ([`InvalidEpsilon`](Self::InvalidEpsilon),
+    /// …); `InvalidParameter` names one of them only when a valid value is outside what a
+    /// particular calibration supports (e.g. `epsilon` ≥ 1 for the classical Gaussian,
+    /// `delta` below the Gaussian's `MIN_DELTA`).
     #[error("invalid parameter `{name}` = {value}: {reason}")]
     InvalidParameter {
         /// The parameter's name.

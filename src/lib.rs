@@ -98,7 +98,7 @@
 //!
 //! ```text
 //!  statistics   records (the rule for NaN/±∞/out of range, exact sums); count, sum,
-//!               mean (seeds' Algorithms 1, 3, 4), histogram; accuracy
+//!               mean (noisy-average Algorithms 1, 3, 4), histogram; accuracy
 //!  mechanisms   the Mechanism trait; Laplace, Geometric, Gaussian, DiscreteGaussian, Exponential, PermuteAndFlip,
 //!               ReportNoisyMax, RandomizedResponse, sparse vector (svt); one-call
 //!               laplace() / geometric() / gaussian()
@@ -116,6 +116,85 @@
 //! Every mechanism documents its guarantee (pure ε-DP, (ε, δ)-DP or ρ-zCDP), the
 //! neighbouring relation it holds for and the norm of its sensitivity; every parameter
 //! and input is validated before any randomness is drawn.
+//!
+//! ## Files
+//!
+//! One line per file of `src/` (the module docs of `sampling`, `sampling::certified`
+//! and `mechanisms` say more about theirs):
+//!
+//! ```text
+//! lib.rs                          this overview, the module tree and the re-exports
+//! error.rs                        Error: the one crate-wide error enum
+//! privacy.rs                      Epsilon, Delta, Rho, PrivacyLoss; round (outward rounding)
+//! rng.rs                          DefaultRng (OS-keyed ChaCha20), the fork-safe thread RNG,
+//!                                 InsecureSimulationRng
+//! sampling/mod.rs                 overview, Rational (noise scales), the cache of tables
+//! sampling/bits.rs                BitSource: words and single bits from a CSPRNG
+//! sampling/uniform.rs             uniform_below: unbiased uniform integers by rejection
+//! sampling/bernoulli.rs           bernoulli_ratio, BernoulliExpNeg, bernoulli_exp_neg
+//! sampling/fixed_exp.rs           certified 64-bit exp(−x/2ˢ): one-word coins, weighted index
+//! sampling/discrete_laplace.rs    DiscreteLaplace: single samples, batch path, one trial, tables
+//! sampling/one_sided_geometric.rs OneSidedGeometric: the magnitude of a discrete Laplace trial
+//! sampling/discrete_gaussian.rs   DiscreteGaussianSampler, MAX_VARIANCE_NUM
+//! sampling/grid.rs                the public power-of-two grid between reals and integers
+//! sampling/certified/mod.rs       overview of the certified arithmetic
+//! sampling/certified/bigint.rs    Big: unsigned integers of any size, rounded products
+//! sampling/certified/interval.rs  Interval and the enclosures exp_neg, exp_neg_big of exp(−x)
+//! sampling/certified/lazy_uniform.rs  LazyUniform and the exact comparison with exp(−x)
+//! sampling/certified/threshold.rs the thresholds of a table: Threshold, Weights
+//! sampling/certified/guide.rs     the guide table (buckets of words), GuideView
+//! sampling/certified/cdt.rs       Cdt: certified bounds, fast path and exact fallback
+//! mechanisms/mod.rs               overview; the one-call laplace(), geometric(), gaussian()
+//! mechanisms/mechanism.rs         the Mechanism trait and its implementations
+//! mechanisms/laplace.rs           Laplace on a power-of-two grid
+//! mechanisms/geometric.rs         Geometric (two-sided discrete Laplace on integers), the
+//!                                 discrete Laplace confidence half-width
+//! mechanisms/gaussian.rs          Gaussian (analytic, classical, zCDP); calibrations, erfc
+//! mechanisms/discrete_gaussian.rs DiscreteGaussian, the mechanism on integers
+//! mechanisms/exponential.rs       Exponential and PermuteAndFlip
+//! mechanisms/noisy_max.rs         ReportNoisyMax
+//! mechanisms/randomized_response.rs  RandomizedResponse, KaryRandomizedResponse
+//! mechanisms/monotonicity.rs      Monotonicity: the promise of monotone scores or queries
+//! mechanisms/svt/mod.rs           the sparse vector technique: StreamingMechanism, Answer,
+//!                                 the exact comparator, the (α, β)-accuracy bounds
+//! mechanisms/svt/core_state.rs    the streaming state shared by the SVT types
+//! mechanisms/svt/above_threshold.rs  AboveThreshold
+//! mechanisms/svt/sparse.rs        Sparse
+//! mechanisms/svt/numeric_sparse.rs   NumericSparse
+//! mechanisms/svt/standard.rs      StandardSvt and NumericStandardSvt
+//! sensitivity/mod.rs              Neighbouring, Norm, conversions between relations
+//! sensitivity/queries.rs          the sensitivity of common queries; clamping
+//! sensitivity/sampler.rs          SensitivitySampler (random DP, Rubinstein & Aldà 2017)
+//! composition/mod.rs              overview and the shared validation of guarantees
+//! composition/sequential.rs       sequential (basic) composition
+//! composition/parallel.rs         parallel composition over a data-independent partition
+//! composition/advanced.rs         advanced composition and its inverse questions
+//! composition/optimal.rs          optimal homogeneous composition (Kairouz, Oh & Viswanath)
+//! composition/zcdp.rs             zCDP and its conversions to (ε, δ)
+//! composition/rdp.rs              certified Rényi DP curves and their conversion
+//! composition/closed.rs           closed-form certificates carried beside a PLD
+//! composition/accountant.rs       Accountant: the thread-safe budget, charged before noise
+//! composition/online.rs           OnlineAccountant: one release at a time, refused before
+//!                                 noise (fixed-sequence rule or Rényi filter)
+//! composition/pld/mod.rs          privacy loss distributions: certified numerical composition
+//! composition/pld/build.rs        the worst-case pair of each mechanism, discretised
+//! composition/pld/dist.rs         one direction of a discretised PLD and its bounds
+//! composition/pld/fft.rs          convolution with a proven ℓ2 error bound
+//! composition/pld/accountant.rs   a budget over a declared plan, composed by PLD
+//! composition/pld/tests.rs        the PLD unit tests
+//! statistics/mod.rs               overview of the releases users make
+//! statistics/records.rs           Bounds: the data-independent rule for every record; exact sums
+//! statistics/clamped_sum.rs       ClampedSum, a Mechanism
+//! statistics/mean.rs              Mean and MeanMethod (noisy-average Algorithms 1, 3, 4)
+//! statistics/releases.rs          count, sum, mean, histogram, charged to an Accountant
+//! statistics/accuracy.rs          confidence half-widths, their inverses, belief bounds
+//! audit/mod.rs                    Auditor: the empirical privacy test
+//! audit/events.rs                 candidate events, split-sample selection, certification
+//! audit/binomial.rs               exact binomial tails, Clopper–Pearson bounds
+//! audit/float_leak.rs             FloatStructure: the low-order bits of an f64 (Mironov 2012)
+//! audit/counting_rng.rs           CountingRng: counts the words a mechanism draws
+//! audit/report.rs                 AuditReport and its text form
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod audit;
