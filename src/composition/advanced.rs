@@ -1,5 +1,4 @@
-//! Advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20;
-//! seed 001, Teorema 1.2.17).
+//! Advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20).
 //!
 //! **Theorem.** For every δ′ ∈ (0, 1), the k-fold adaptive composition of
 //! `(ε, δ)`-DP mechanisms is `(ε′, kδ + δ′)`-DP with
@@ -21,9 +20,10 @@
 //! (Rogers, Roth, Ullman & Vadhan 2016); [`crate::Accountant`] therefore offers this
 //! rule only as a plan declared up front ([`super::Plan`]).
 //!
-//! Beware the textbook shortcut (seeds erratum 9): with k = 10 000, δ′ = e^−32 and
-//! ε = 1/801 the first term alone is 800/801 < 1, but the second term adds ≈ 0.0156,
-//! so ε′ ≈ 1.0143. Everything here is computed, never approximated.
+//! Beware the shortcut of keeping only the first term: with k = 10 000, δ′ = e^−32 and
+//! per-step ε = 1/801 the first term alone is 800/801 < 1, but the second term adds
+//! ≈ 0.0156, so the theorem gives ε′ ≈ 1.0143, not ≤ 1. Everything here is computed,
+//! never approximated.
 
 use super::{check_epsilon_total, check_steps, largest_satisfying, validate_loss};
 use crate::Error;
@@ -53,6 +53,12 @@ fn epsilon_prime(kf: f64, epsilon: f64, ln_inv: f64) -> f64 {
 /// assert!(eps > 1.0); // not ≤ 1, whatever the textbook shortcut says
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0`; [`Error::InvalidEpsilon`] if `epsilon`
+/// is not finite and positive or ε′ overflows to +∞; [`Error::InvalidDelta`] if
+/// `delta_slack` is not in (0, 1).
 pub fn epsilon(k: u64, epsilon: f64, delta_slack: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let e = check_epsilon(epsilon)?;
@@ -61,7 +67,16 @@ pub fn epsilon(k: u64, epsilon: f64, delta_slack: f64) -> Result<f64, Error> {
 }
 
 /// The k-fold composition of one `Pure` or `Approximate` per-step guarantee with slack
-/// δ′: `Approximate { ε′, kδ + δ′ }` (rounded up). Errors if `kδ + δ′ ≥ 1`.
+/// δ′: `Approximate { ε′, kδ + δ′ }` (rounded up).
+///
+/// # Errors
+///
+/// * [`Error::InvalidParameter`] (`k`) if `k = 0`;
+/// * the variant of an invalid field of `per_step` ([`Error::InvalidEpsilon`],
+///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`]);
+/// * [`Error::IncompatibleLoss`] if `per_step` is zCDP or random DP;
+/// * [`Error::InvalidDelta`] if `delta_slack` is not in (0, 1) or `kδ + δ′ ≥ 1`;
+/// * [`Error::InvalidEpsilon`] if ε′ overflows to +∞.
 pub fn advanced(k: u64, per_step: PrivacyLoss, delta_slack: f64) -> Result<PrivacyLoss, Error> {
     let kf = check_steps(k)?;
     let (e, d) = match validate_loss(per_step)? {
@@ -91,6 +106,15 @@ pub fn advanced(k: u64, per_step: PrivacyLoss, delta_slack: f64) -> Result<Priva
 /// assert!((het.epsilon().unwrap() - hom.epsilon().unwrap()).abs() < 1e-12);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// * [`Error::EmptyInput`] for an empty list;
+/// * [`Error::InvalidDelta`] if `delta_slack` is not in (0, 1) or `Σδᵢ + δ′ ≥ 1`;
+/// * the variant of an invalid field of any loss ([`Error::InvalidEpsilon`],
+///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`]);
+/// * [`Error::IncompatibleLoss`] if a loss is zCDP or random DP;
+/// * [`Error::InvalidEpsilon`] if ε′ overflows to +∞.
 pub fn heterogeneous(losses: &[PrivacyLoss], delta_slack: f64) -> Result<PrivacyLoss, Error> {
     if losses.is_empty() {
         return Err(Error::EmptyInput { what: "losses" });
@@ -124,6 +148,13 @@ pub fn heterogeneous(losses: &[PrivacyLoss], delta_slack: f64) -> Result<Privacy
 /// returned ε was checked to satisfy the bound. For small k the plain sequential
 /// allowance `ε_total / k` is larger (and needs no δ): compare with
 /// [`super::sequential::max_epsilon_per_step`].
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0`; [`Error::InvalidEpsilon`] if
+/// `epsilon_total` is not finite and positive; [`Error::InvalidDelta`] if `delta_slack`
+/// is not in (0, 1); [`Error::InvalidParameter`] (`epsilon_total`) if no positive
+/// per-step ε fits the target.
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta_slack: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let target = check_epsilon(epsilon_total)?;
@@ -151,7 +182,14 @@ pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta_slack: f64) -> Res
 /// `epsilon_total` under advanced composition: solving the theorem for δ′,
 /// `δ′ = exp(−((ε_total − kε(e^ε − 1))/ε)² / (2k))`.
 ///
-/// Errors when `epsilon_total ≤ kε(e^ε − 1)`: then no δ′ < 1 works.
+/// When `epsilon_total ≤ kε(e^ε − 1)` no δ′ < 1 works.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0`; [`Error::InvalidEpsilon`] if `epsilon`
+/// is not finite and positive; [`Error::InvalidParameter`] (`epsilon_total`) if
+/// `epsilon_total` is not finite and ≥ 0, is at or below `kε(e^ε − 1)`, or is too small
+/// for any δ′ < 1.
 pub fn delta_slack_for(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let e = check_epsilon(epsilon)?;
@@ -185,7 +223,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_example_is_above_one() {
+    fn textbook_example_is_above_one() {
         let eps = epsilon(10_000, 1.0 / 801.0, (-32.0f64).exp()).unwrap();
         // 800/801 + 10000/801·(e^(1/801) − 1) = 0.998752 + 0.015591
         assert!((eps - 1.014343).abs() < 1e-5, "{eps}");

@@ -110,6 +110,11 @@ impl ClosedForms {
 
     /// One pure ε-DP release: every certificate (its RDP curve is that of randomized
     /// response, which dominates every ε-DP mechanism).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidRho`] if its zCDP ρ = ε²/2 overflows to +∞.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         let e = check_epsilon(epsilon)?;
         Ok(ClosedForms {
@@ -128,6 +133,12 @@ impl ClosedForms {
 
     /// One (ε, δ)-DP release (δ may be 0): sequential composition only (or everything,
     /// when δ = 0).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in [0, 1); for δ = 0, those of
+    /// [`pure`](Self::pure).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         if delta == 0.0 {
             return Self::pure(epsilon);
@@ -141,6 +152,10 @@ impl ClosedForms {
     }
 
     /// One ρ-zCDP release: zCDP and its RDP curve `αρ`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] if `rho` is not finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         let curve = RdpCurve::zcdp(rho)?;
         Ok(ClosedForms {
@@ -210,6 +225,10 @@ impl ClosedForms {
     }
 
     /// The certificates of `k ≥ 1` copies.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) if `k = 0`.
     pub fn repeat(&self, k: u64) -> Result<ClosedForms, Error> {
         let kf = crate::composition::check_steps(k)?;
         Ok(ClosedForms {

@@ -213,6 +213,12 @@ fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
 /// assert!(d >= exact && d < exact * (1.0 + 1e-12));
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_STEPS`; [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon_total` is not finite and
+/// ≥ 0.
 pub fn delta(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
     check_k(k)?;
     let e = check_epsilon(epsilon)?;
@@ -233,6 +239,14 @@ pub fn delta(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
 /// assert!(opt.epsilon() < adv.epsilon() && adv.epsilon() < seq.epsilon());
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// * the variant of an invalid field of `per_step` ([`Error::InvalidEpsilon`],
+///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`]);
+/// * [`Error::IncompatibleLoss`] if `per_step` is not pure DP;
+/// * [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+/// * those of [`epsilon`] (`k`, and `k·ε` overflowing).
 pub fn optimal(k: u64, per_step: PrivacyLoss, delta: f64) -> Result<PrivacyLoss, Error> {
     let PrivacyLoss::Pure { epsilon: e } = super::validate_loss(per_step)? else {
         return Err(Error::IncompatibleLoss {
@@ -248,6 +262,12 @@ pub fn optimal(k: u64, per_step: PrivacyLoss, delta: f64) -> Result<PrivacyLoss,
 
 /// The smallest ε_total (rounded up) such that k ε-DP steps are `(ε_total, δ)`-DP by
 /// the optimal composition theorem. Returns 0 when even ε_total = 0 meets δ.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_STEPS`; [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+/// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::InvalidParameter`]
+/// (`epsilon`) if `k·ε` overflows.
 pub fn epsilon(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_k(k)?;
     let e = check_epsilon(epsilon)?;
@@ -275,6 +295,12 @@ pub fn epsilon(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
 /// assert!(optimal::delta(100, opt, 1.0)? <= 1e-6);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_STEPS`; [`Error::InvalidEpsilon`] if `epsilon_total` is not finite and positive;
+/// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::InvalidParameter`]
+/// (`epsilon_total`) if `ε_total/k` underflows to 0.
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_k(k)?;
     let target = check_epsilon(epsilon_total)?;

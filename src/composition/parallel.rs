@@ -1,8 +1,9 @@
 //! Parallel composition over a data-independent partition.
 //!
 //! Split the records by a rule fixed before looking at the data (e.g. disjoint bins of
-//! a public attribute) and run a mechanism on each part only (McSherry 2009; seed 001
-//! §1.2, with erratum 6). What the whole costs depends on how a neighbouring pair of
+//! a public attribute) and run a mechanism on each part only (McSherry 2009, *Privacy
+//! Integrated Queries*, whose theorem is stated for add/remove neighbours; the
+//! substitution case is worked out below). What the whole costs depends on how a neighbouring pair of
 //! datasets changes the parts, and so on which relation each part's guarantee was
 //! stated for — a [`Part`] carries its guarantee together with that relation.
 //!
@@ -61,6 +62,14 @@ impl Part {
     /// `privacy_loss` and `relation`). Under [`Neighbouring::AddRemove`] the
     /// substitution loss follows by group privacy; under [`Neighbouring::Substitute`]
     /// no add/remove loss is known.
+    ///
+    /// # Errors
+    ///
+    /// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+    /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ).
+    /// For an add/remove guarantee, also those of the group-privacy conversion
+    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP, and the field's
+    /// variant when the doubled parameter leaves its domain (e.g. `(1 + e^ε)δ ≥ 1`).
     pub fn new(loss: PrivacyLoss, relation: Neighbouring) -> Result<Self, Error> {
         let loss = validate_loss(loss)?;
         match relation {
@@ -73,6 +82,14 @@ impl Part {
     }
 
     /// A part with an add/remove guarantee (its substitution loss by group privacy).
+    ///
+    /// # Errors
+    ///
+    /// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+    /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ).
+    /// Also those of the group-privacy conversion
+    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP, and the field's
+    /// variant when the doubled parameter leaves its domain (e.g. `(1 + e^ε)δ ≥ 1`).
     pub fn add_remove(loss: PrivacyLoss) -> Result<Self, Error> {
         let loss = validate_loss(loss)?;
         Ok(Self {
@@ -84,6 +101,11 @@ impl Part {
     /// A part whose guarantees under both relations are known separately (e.g. a
     /// clamped sum: sensitivity `max(|L|, |U|)` for add/remove, `U − L` for
     /// substitution, which can be less than twice the former).
+    ///
+    /// # Errors
+    ///
+    /// The variant of an invalid field of either loss ([`Error::InvalidEpsilon`],
+    /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ).
     pub fn both(add_remove: PrivacyLoss, substitute: PrivacyLoss) -> Result<Self, Error> {
         Ok(Self {
             add_remove: Some(validate_loss(add_remove)?),
@@ -124,6 +146,15 @@ impl Part {
 /// assert_eq!(parallel(&parts, Neighbouring::Substitute)?, PrivacyLoss::pure(2.0)?);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// * [`Error::EmptyInput`] for no parts;
+/// * [`Error::IncompatibleLoss`] if a part has no add/remove guarantee, a part is
+///   random DP, or zCDP parts are mixed with (ε, δ)-DP parts;
+/// * under [`Neighbouring::Substitute`], [`Error::InvalidEpsilon`],
+///   [`Error::InvalidRho`] or [`Error::InvalidDelta`] if the sum of the two largest
+///   losses leaves its domain (ε or ρ overflows to +∞, δ ≥ 1).
 pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, Error> {
     if parts.is_empty() {
         return Err(Error::EmptyInput { what: "parts" });
@@ -173,6 +204,11 @@ pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, E
 /// assert_eq!(parallel_public_sizes(&means)?, PrivacyLoss::pure(1.0)?);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::EmptyInput`] for no parts; [`Error::IncompatibleLoss`] if a part is random
+/// DP or zCDP parts are mixed with (ε, δ)-DP parts.
 pub fn parallel_public_sizes(parts: &[Part]) -> Result<PrivacyLoss, Error> {
     if parts.is_empty() {
         return Err(Error::EmptyInput { what: "parts" });

@@ -134,6 +134,10 @@ impl RdpCurve {
 
     /// A curve from explicit values at [`ORDERS`] (each an upper bound on the Rényi
     /// divergence at that order; `+∞` allowed). A NaN or a negative value is refused.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`rdp`) if a value is NaN or negative.
     pub fn from_values(values: [f64; NUM_ORDERS]) -> Result<Self, Error> {
         for &v in &values {
             if v.is_nan() || v < 0.0 {
@@ -149,12 +153,22 @@ impl RdpCurve {
 
     /// `ρα` at every order: a ρ-zCDP mechanism (the Gaussian with `ρ = Δ²/(2σ²)`, the
     /// discrete Gaussian likewise, Canonne, Kamath & Steinke 2020, Thm 4).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] if `rho` is not finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         let rho = check_rho(rho)?;
         Ok(Self::from_fn(|a| mul_up(a, rho)))
     }
 
     /// The Gaussian mechanism with L2 sensitivity Δ and noise σ: `αΔ²/(2σ²)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`sigma`) if `sigma` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive; [`Error::InvalidParameter`] (`sigma`) if `Δ²/(2σ²)` is not a finite positive
+    /// ρ.
     pub fn gaussian(sigma: f64, sensitivity: f64) -> Result<Self, Error> {
         let (sigma, d) = check_sigma_sensitivity(sigma, sensitivity)?;
         let rho = div_up(mul_up(d, d), mul_down(2.0 * sigma, sigma));
@@ -167,6 +181,10 @@ impl RdpCurve {
 
     /// Any pure ε-DP mechanism: the curve of binary randomized response at ε, which
     /// dominates every ε-DP pair; also at most ε at every order.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         let e = check_epsilon(epsilon)?;
         let base = ln_1p_down(exp_down(-e));
@@ -178,12 +196,20 @@ impl RdpCurve {
     }
 
     /// Binary (or k-ary) randomized response at ε: the [`pure`](Self::pure) curve.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive.
     pub fn randomized_response(epsilon: f64) -> Result<Self, Error> {
         Self::pure(epsilon)
     }
 
     /// The Laplace mechanism at `ε = Δ/b` (Mironov 2017, Prop. 6), never above the
     /// [`pure`](Self::pure) curve.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive.
     pub fn laplace(epsilon: f64) -> Result<Self, Error> {
         let e = check_epsilon(epsilon)?;
         let pure = Self::pure(e)?;
@@ -200,6 +226,13 @@ impl RdpCurve {
     /// The Poisson-subsampled Gaussian (sampling rate q ∈ (0, 1], L2 sensitivity Δ,
     /// noise σ) under add/remove neighbours, at integer orders by the binomial
     /// expansion of Mironov, Talwar & Zhang 2019 (see the [module docs](self)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`sigma`) if `sigma` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive; [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1];
+    /// [`Error::InvalidParameter`] (`sigma`) if `Δ²/(2σ²)` is not a finite positive
+    /// ρ.
     pub fn poisson_subsampled_gaussian(sigma: f64, sensitivity: f64, q: f64) -> Result<Self, Error> {
         let (sigma, d) = check_sigma_sensitivity(sigma, sensitivity)?;
         if !(q > 0.0 && q <= 1.0) {
@@ -271,6 +304,10 @@ impl RdpCurve {
     }
 
     /// `k ≥ 1` releases of this mechanism: the curve times k, rounded up.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) if `k = 0`.
     pub fn repeat(&self, k: u64) -> Result<RdpCurve, Error> {
         let kf = crate::composition::check_steps(k)?;
         let mut values = self.values;
@@ -292,11 +329,20 @@ impl RdpCurve {
     /// The smallest ε (rounded up, ≥ 0) such that a mechanism with this curve is
     /// `(ε, δ)`-DP by the conversion of Canonne, Kamath & Steinke (2020), minimised over
     /// the orders held. A typed error if no order gives a finite ε.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if the
+    /// curve is infinite at every order held.
     pub fn epsilon(&self, delta: f64) -> Result<f64, Error> {
         Ok(self.epsilon_with_order(delta)?.0)
     }
 
     /// As [`epsilon`](Self::epsilon), with the order α that achieved it.
+    ///
+    /// # Errors
+    ///
+    /// As [`epsilon`](Self::epsilon).
     pub fn epsilon_with_order(&self, delta: f64) -> Result<(f64, f64), Error> {
         let d = check_delta(delta)?;
         let l = -ln_down(d);
@@ -318,6 +364,10 @@ impl RdpCurve {
 
     /// The smallest δ (rounded up, at most 1) such that a mechanism with this curve is
     /// `(ε, δ)`-DP by the same conversion, minimised over the orders held (`ε ≥ 0`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
     pub fn delta(&self, epsilon: f64) -> Result<f64, Error> {
         let e = crate::composition::check_epsilon_total(epsilon)?;
         let mut best = 1.0f64;
@@ -336,6 +386,12 @@ impl RdpCurve {
     /// The most RDP budget at `ORDERS[index]` that still converts to `(ε, δ)`: `ε −
     /// ln(1 − 1/α) − (ln(1/δ) − ln α)/(α − 1)`, rounded **down** (an allowance; may be
     /// negative, when nothing fits at that order).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::InvalidParameter`]
+    /// (`index`) if `index ≥ NUM_ORDERS`.
     pub fn budget_at(index: usize, epsilon: f64, delta: f64) -> Result<f64, Error> {
         let e = check_epsilon(epsilon)?;
         let d = check_delta(delta)?;

@@ -1,7 +1,7 @@
 //! Sequential (basic) composition.
 //!
-//! **Theorem** (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, Thm 3.16;
-//! seed 001 §1.2): running mechanisms `M₁ … M_k` on the same data, where `Mᵢ` is
+//! **Theorem** (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth 2014, Thm 3.16):
+//! running mechanisms `M₁ … M_k` on the same data, where `Mᵢ` is
 //! `(εᵢ, δᵢ)`-DP, is `(Σεᵢ, Σδᵢ)`-DP. It holds for **adaptive** composition — each
 //! mechanism and even each `εᵢ` may be chosen after seeing the previous outputs, as
 //! long as the running total is checked against a fixed budget before each release
@@ -27,10 +27,6 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 ///   mechanisms only (pure ε-DP is (ε, 0)-random DP); random DP with approximate DP or
 ///   zCDP → [`Error::IncompatibleLoss`].
 ///
-/// Errors: an empty list ([`Error::EmptyInput`]); an invalid field in any loss; a total
-/// that is no longer a guarantee (Σε = ∞ → [`Error::InvalidEpsilon`], Σδ ≥ 1 →
-/// [`Error::InvalidDelta`], Σγ ≥ 1 → [`Error::InvalidParameter`]).
-///
 /// ```
 /// use dpmech::PrivacyLoss;
 /// use dpmech::composition::sequential::sequential;
@@ -41,6 +37,17 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 /// assert_eq!(total, PrivacyLoss::Approximate { epsilon: 0.75, delta: 1e-6 });
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// * [`Error::EmptyInput`] for an empty list;
+/// * [`Error::InvalidEpsilon`], [`Error::InvalidDelta`], [`Error::InvalidRho`] or
+///   [`Error::InvalidParameter`] (`gamma`) for an invalid field in any loss;
+/// * [`Error::IncompatibleLoss`] for zCDP with approximate DP, or random DP with
+///   approximate DP or zCDP;
+/// * a total that is no longer a guarantee: Σε = +∞ → [`Error::InvalidEpsilon`],
+///   Σρ = +∞ → [`Error::InvalidRho`], Σδ ≥ 1 → [`Error::InvalidDelta`], Σγ ≥ 1 →
+///   [`Error::InvalidParameter`] (`gamma`).
 pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
     if losses.is_empty() {
         return Err(Error::EmptyInput { what: "losses" });
@@ -104,6 +111,11 @@ pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
 /// assert_eq!(dpmech::composition::sequential::epsilon_sum(&[0.5, 0.25])?, 0.75);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::EmptyInput`] for an empty list; [`Error::InvalidEpsilon`] if an ε is not
+/// finite and positive, or if the sum overflows to +∞.
 pub fn epsilon_sum(epsilons: &[f64]) -> Result<f64, Error> {
     if epsilons.is_empty() {
         return Err(Error::EmptyInput { what: "epsilons" });
@@ -116,6 +128,11 @@ pub fn epsilon_sum(epsilons: &[f64]) -> Result<f64, Error> {
 }
 
 /// `k·ε` for `k` runs of one ε-DP mechanism, rounded up.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0`; [`Error::InvalidEpsilon`] if `epsilon`
+/// is not finite and positive, or if `k·ε` overflows to +∞.
 pub fn homogeneous_epsilon(k: u64, epsilon: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     check_epsilon(mul_up(kf, check_epsilon(epsilon)?))
@@ -129,6 +146,11 @@ pub fn homogeneous_epsilon(k: u64, epsilon: f64) -> Result<f64, Error> {
 /// assert!(per_step <= 0.1 && 10.0 * per_step <= 1.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or if `ε/k` underflows to 0;
+/// [`Error::InvalidEpsilon`] if `epsilon_total` is not finite and positive.
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let e = check_epsilon(epsilon_total)?;

@@ -42,11 +42,21 @@ pub(crate) fn pure_to_zcdp_unchecked(epsilon: f64) -> f64 {
 /// assert_eq!(dpmech::composition::zcdp::pure_to_zcdp(1.0)?, 0.5);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+/// [`Error::InvalidRho`] if `ε²/2` overflows to +∞.
 pub fn pure_to_zcdp(epsilon: f64) -> Result<f64, Error> {
     check_rho(pure_to_zcdp_unchecked(check_epsilon(epsilon)?))
 }
 
 /// Σρᵢ (rounded up): the zCDP composition of ρᵢ-zCDP mechanisms, valid adaptively.
+///
+/// # Errors
+///
+/// [`Error::EmptyInput`] for an empty list; [`Error::InvalidRho`] if a ρ is not finite
+/// and positive, or if the sum overflows to +∞.
 pub fn compose(rhos: &[f64]) -> Result<f64, Error> {
     if rhos.is_empty() {
         return Err(Error::EmptyInput { what: "rhos" });
@@ -70,6 +80,11 @@ fn ln_inv_up(delta: f64) -> f64 {
 /// assert!((eps - (0.5 + 2.0 * (0.5 * (1e5f64).ln()).sqrt())).abs() < 1e-12);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] if `rho` is not finite and positive; [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+/// [`Error::InvalidParameter`] (`rho`) if the converted ε is not finite.
 pub fn epsilon_simple(rho: f64, delta: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let l = ln_inv_up(check_delta(delta)?);
@@ -158,6 +173,11 @@ fn minimise(t0: f64, f: impl Fn(f64) -> f64) -> f64 {
 /// assert!(tight < simple);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] if `rho` is not finite and positive; [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+/// [`Error::InvalidParameter`] (`rho`) if the converted ε is not finite.
 pub fn epsilon_tight(rho: f64, delta: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let l = ln_inv_up(check_delta(delta)?);
@@ -173,6 +193,11 @@ pub fn epsilon_tight(rho: f64, delta: f64) -> Result<f64, Error> {
 
 /// The tight (CKS 2020) δ such that ρ-zCDP implies `(ε, δ)`-DP, rounded up and capped
 /// at 1: `inf_{α>1} exp((α−1)(αρ − ε)) / (α−1) · (1 − 1/α)^α`. Accepts ε ≥ 0.
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] if `rho` is not finite and positive;
+/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
 pub fn delta_tight(rho: f64, epsilon: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let e = check_epsilon_total(epsilon)?;
@@ -183,6 +208,11 @@ pub fn delta_tight(rho: f64, epsilon: f64) -> Result<f64, Error> {
 
 /// The simple δ such that ρ-zCDP implies `(ε, δ)`-DP (rounded up, capped at 1):
 /// `exp(−(ε − ρ)²/(4ρ))` for ε > ρ, else 1 (solving `ε = ρ + 2√(ρ ln(1/δ))` for δ).
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] if `rho` is not finite and positive;
+/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
 pub fn delta_simple(rho: f64, epsilon: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let e = check_epsilon_total(epsilon)?;
@@ -203,6 +233,11 @@ pub fn delta_simple(rho: f64, epsilon: f64) -> Result<f64, Error> {
 /// assert!(epsilon_tight(rho, 1e-6)? <= 1.0);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive; [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+/// [`Error::InvalidParameter`] (`epsilon`) if no positive ρ converts to `(ε, δ)`.
 pub fn max_rho(epsilon: f64, delta: f64) -> Result<f64, Error> {
     let target = check_epsilon(epsilon)?;
     let d = check_delta(delta)?;
@@ -240,6 +275,11 @@ fn underflow() -> Error {
 }
 
 /// The largest per-step ρ (rounded down) for k steps within `(ε, δ)`: `max_rho / k`.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or the per-step ρ underflows to 0; the
+/// errors of [`max_rho`] for `(epsilon, delta)`.
 pub fn max_rho_per_step(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let total = max_rho(epsilon, delta)?;
@@ -250,6 +290,11 @@ pub fn max_rho_per_step(k: u64, epsilon: f64, delta: f64) -> Result<f64, Error> 
 /// The largest per-step ε (rounded down) such that k ε-DP steps, composed as zCDP
 /// (each ε²/2) and converted with the tight bound, stay within `(ε_total, δ)`:
 /// `√(2·max_rho/k)`, checked back through the rounded-up forward computation.
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`k`) if `k = 0` or the per-step ε underflows to 0; the
+/// errors of [`max_rho`] for `(epsilon_total, delta)`.
 pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let total = max_rho(epsilon_total, delta)?;
