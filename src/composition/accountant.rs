@@ -94,6 +94,13 @@ impl Plan {
     /// assert!(acc.budget().epsilon().unwrap() <= 1.0);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`advanced::max_epsilon_per_step`]: [`Error::InvalidParameter`] (`k`) if
+    /// `steps = 0`; [`Error::InvalidEpsilon`] if `epsilon_total` is not finite and
+    /// positive; [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+    /// [`Error::InvalidParameter`] (`epsilon_total`) if no positive per-step ε fits.
     pub fn advanced_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
         Ok(Self {
             steps,
@@ -104,6 +111,14 @@ impl Plan {
 
     /// The plan of `steps` pure-DP steps with the largest per-step ε that keeps the
     /// whole within `(epsilon_total, delta)` under optimal composition.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`optimal::max_epsilon_per_step`]: [`Error::InvalidParameter`] (`k`) if
+    /// `steps = 0` or `steps > optimal::MAX_STEPS`; [`Error::InvalidEpsilon`] if
+    /// `epsilon_total` is not finite and positive; [`Error::InvalidDelta`] if `delta` is
+    /// not in (0, 1); [`Error::InvalidParameter`] (`epsilon_total`) if the per-step ε
+    /// underflows to 0.
     pub fn optimal_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
         Ok(Self {
             steps,
@@ -121,6 +136,14 @@ impl Plan {
     /// assert!(total.epsilon().unwrap() < 5.0); // better than the sequential 100 × 0.05
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// * [`Error::InvalidEpsilon`] if `per_step_epsilon` is not finite and positive, or
+    ///   `k·ε₀` (or, for [`PlanRule::Advanced`], ε′) overflows to +∞;
+    /// * [`Error::InvalidParameter`] (`k`) if `steps = 0`, or, for [`PlanRule::Optimal`],
+    ///   `steps > optimal::MAX_STEPS`;
+    /// * [`Error::InvalidDelta`] if the rule's δ is not in (0, 1).
     pub fn total(&self) -> Result<PrivacyLoss, Error> {
         let e0 = check_epsilon(self.per_step_epsilon)?;
         let sequential = super::sequential::homogeneous_epsilon(self.steps, e0)?;
@@ -179,6 +202,12 @@ pub struct Accountant {
 impl Accountant {
     /// An accountant for a total budget: `Pure`, `Approximate` or `Zcdp`
     /// (validated). A `RandomDp` budget is an [`Error::IncompatibleLoss`].
+    ///
+    /// # Errors
+    ///
+    /// The variant of an invalid field ([`Error::InvalidEpsilon`], [`Error::InvalidDelta`],
+    /// [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ) of `budget`;
+    /// [`Error::IncompatibleLoss`] for a random-DP budget.
     pub fn new(budget: PrivacyLoss) -> Result<Self, Error> {
         let budget = validate_loss(budget)?;
         if matches!(budget, PrivacyLoss::RandomDp { .. }) {
@@ -195,16 +224,29 @@ impl Accountant {
     }
 
     /// A pure ε budget (sequential composition).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive.
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::pure(epsilon)?)
     }
 
     /// An (ε, δ) budget (sequential composition of ε and of δ).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in [0, 1).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::approximate(epsilon, delta)?)
     }
 
     /// A ρ-zCDP budget (Σρ; pure charges count ε²/2).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] if `rho` is not finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::zcdp(rho)?)
     }
@@ -225,6 +267,10 @@ impl Accountant {
     /// assert!(acc.spend(PrivacyLoss::pure(0.1)?).is_err()); // the plan had two steps
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Plan::total`].
     pub fn with_plan(plan: Plan) -> Result<Self, Error> {
         let budget = plan.total()?;
         Ok(Self {
@@ -415,11 +461,28 @@ impl Accountant {
     /// Atomically charges `loss`, or refuses with [`Error::BudgetExceeded`] (naming the
     /// requested and remaining budget) and charges nothing. Incompatible kinds give
     /// [`Error::IncompatibleLoss`], invalid parameters their own errors.
+    ///
+    /// # Errors
+    ///
+    /// * the variant of an invalid field ([`Error::InvalidEpsilon`], [`Error::InvalidDelta`],
+    ///   [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ) of `loss`, or when converting it to this budget's relation or
+    ///   kind takes a parameter out of its domain (e.g. `(1 + e^ε)δ ≥ 1`, or ε²/2 = +∞);
+    /// * [`Error::IncompatibleLoss`] if `loss` is random DP, is stated only for
+    ///   substitution while the budget protects add/remove, or is of a kind the budget does
+    ///   not accept (see the [module docs](self); a plan accepts pure DP only);
+    /// * [`Error::BudgetExceeded`] if it does not fit what is left (for a plan: ε above ε₀,
+    ///   or no step left).
+    ///
+    /// Nothing is charged when an error is returned.
     pub fn spend(&self, loss: PrivacyLoss) -> Result<(), Error> {
         self.charge(loss, None)
     }
 
     /// [`Accountant::spend`] with a label recorded in the ledger.
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`].
     pub fn spend_labelled(&self, label: &str, loss: PrivacyLoss) -> Result<(), Error> {
         self.charge(loss, Some(label))
     }
@@ -428,12 +491,20 @@ impl Accountant {
     /// refused, `f` is **not** called and nothing is released. The charge is not
     /// refunded if `f` fails: validate the mechanism's parameters (build it) before
     /// calling this, and let `f` only draw the noise.
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`]. `f` is not called then.
     pub fn charge_then<T>(&self, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
         self.charge(loss, None)?;
         Ok(f())
     }
 
     /// [`Accountant::charge_then`] with a label recorded in the ledger.
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`]. `f` is not called then.
     pub fn run<T>(&self, label: &str, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
         self.charge(loss, Some(label))?;
         Ok(f())
@@ -461,6 +532,12 @@ impl Accountant {
     /// assert_eq!(rng.draws(), draws);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
+    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
+    /// refuses `input` (the charge is not refunded).
     pub fn release<I, M, R>(&self, mechanism: &M, input: I, rng: &mut R) -> Result<M::Output, Error>
     where
         M: Mechanism<I> + ?Sized,
@@ -474,6 +551,10 @@ impl Accountant {
     /// [`Accountant::spend`] for a guarantee stated for neighbours under `stated`,
     /// converted to this budget's [`relation`](Accountant::relation) first (the ledger
     /// keeps both).
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`], the conversion being from `stated`.
     pub fn spend_stated(&self, stated: Neighbouring, loss: PrivacyLoss) -> Result<(), Error> {
         self.charge_stated(loss, stated, None)
     }
@@ -483,6 +564,13 @@ impl Accountant {
     /// the charge is converted to this budget's relation before anything is drawn, or
     /// refused ([`Error::IncompatibleLoss`]) when no conversion exists. The
     /// `statistics` releases go through it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
+    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
+    /// refuses `input` (the charge is not refunded).
+    /// The conversion is from `stated`.
     pub fn release_stated<I, M, R>(
         &self,
         label: &str,
@@ -501,6 +589,12 @@ impl Accountant {
 
     /// [`Accountant::release`] with a label of the caller's choice in the ledger (the
     /// mechanism's guarantee taken as stated for this budget's relation).
+    ///
+    /// # Errors
+    ///
+    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
+    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
+    /// refuses `input` (the charge is not refunded).
     pub fn release_labelled<I, M, R>(
         &self,
         label: &str,

@@ -184,6 +184,10 @@ impl Grid {
     /// assert_eq!(Grid::new(0.001)?.step(), Some(0.001));
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`step`) if `step` is not in [10⁻¹², 1].
     pub fn new(step: f64) -> Result<Self, Error> {
         if !(1e-12..=1.0).contains(&step) {
             return Err(Error::InvalidParameter {
@@ -200,6 +204,10 @@ impl Grid {
 
     /// The same grid with a different tail mass, in `[10⁻³⁰⁰, 10⁻⁶]`. Smaller tails
     /// answer smaller δ and cost a slightly wider support.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`tail`) if `tail` is not in [10⁻³⁰⁰, 10⁻⁶].
     pub fn with_tail(self, tail: f64) -> Result<Self, Error> {
         if !(1e-300..=1e-6).contains(&tail) {
             return Err(Error::InvalidParameter {
@@ -308,6 +316,10 @@ impl Pld {
     /// assert!(eps > 4.3772 && eps < 4.3772 * 1.01);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_SELF_COMPOSITIONS`.
     pub fn self_compose(&self, k: u64) -> Result<Pld, Error> {
         check_count(k)?;
         let power = |d: &Dist| {
@@ -377,11 +389,19 @@ impl Pld {
     /// (ε, δ)-DP (`ε ≥ 0`; `+∞` gives the mass of infinite loss): the smaller of the
     /// PLD's answer and the best closed form known for the same releases (see
     /// [`delta_certified`](Self::delta_certified)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is NaN or negative.
     pub fn delta_for_epsilon(&self, epsilon: f64) -> Result<f64, Error> {
         Ok(self.delta_certified(epsilon)?.delta)
     }
 
     /// The PLD's own certified `δ(ε)`, without the closed forms.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is NaN or negative.
     pub fn pld_delta_for_epsilon(&self, epsilon: f64) -> Result<f64, Error> {
         if epsilon.is_nan() || epsilon < 0.0 {
             return Err(Error::InvalidEpsilon { value: epsilon });
@@ -392,6 +412,10 @@ impl Pld {
     /// A certified `δ(ε)` and the rule that gave it: the minimum of the PLD's answer
     /// and of every closed form in [`closed_forms`](Self::closed_forms) (each an upper
     /// bound, so the minimum is one too); ties go to the PLD.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is NaN or negative.
     pub fn delta_certified(&self, epsilon: f64) -> Result<Certified, Error> {
         let pld = self.pld_delta_for_epsilon(epsilon)?;
         let mut best = Certified {
@@ -413,11 +437,22 @@ impl Pld {
     /// known for the same releases (see [`epsilon_certified`](Self::epsilon_certified)).
     /// A typed error when neither answers (e.g. the PLD's mass of infinite loss,
     /// including the charged tails, is at least δ, and no closed form is known).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if
+    /// neither the PLD (its mass of infinite loss, with the charged tails, is at least δ)
+    /// nor a closed form gives a finite ε.
     pub fn epsilon_for_delta(&self, delta: f64) -> Result<f64, Error> {
         Ok(self.epsilon_certified(delta)?.epsilon)
     }
 
     /// The PLD's own certified ε(δ), without the closed forms.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if the
+    /// mass of infinite loss (with the charged tails) is at least δ.
     pub fn pld_epsilon_for_delta(&self, delta: f64) -> Result<f64, Error> {
         let delta = crate::privacy::check_delta(delta)?;
         let mut worst = 0.0f64;
@@ -457,6 +492,12 @@ impl Pld {
     /// assert_eq!(laplace.epsilon_certified(1e-9)?.bound, Bound::Pld);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if
+    /// neither the PLD (its mass of infinite loss, with the charged tails, is at least δ)
+    /// nor a closed form gives a finite ε.
     pub fn epsilon_certified(&self, delta: f64) -> Result<Certified, Error> {
         let delta = crate::privacy::check_delta(delta)?;
         let pld = self.pld_epsilon_for_delta(delta);
@@ -482,6 +523,10 @@ impl Pld {
     }
 
     /// The guarantee `(ε, δ)` with ε = [`epsilon_for_delta`](Self::epsilon_for_delta)`(δ)`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`epsilon_for_delta`](Self::epsilon_for_delta).
     pub fn privacy_loss(&self, delta: f64) -> Result<PrivacyLoss, Error> {
         let epsilon = self.epsilon_for_delta(delta)?;
         if epsilon == 0.0 {
@@ -527,6 +572,14 @@ impl Pld {
 /// assert!(sigma > 37.3 && sigma < 37.3 * 1.01);
 /// # Ok::<(), dpmech::Error>(())
 /// ```
+///
+/// # Errors
+///
+/// * [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_SELF_COMPOSITIONS`;
+/// * [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+///   [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+/// * any error `mechanism` returns for a σ tried;
+/// * [`Error::Unattainable`] if even σ = 10⁶ does not fit.
 pub fn smallest_noise<F>(k: u64, epsilon: f64, delta: f64, mechanism: F) -> Result<f64, Error>
 where
     F: Fn(f64) -> Result<Pld, Error>,
