@@ -82,11 +82,22 @@ impl Release {
     }
 
     /// The Laplace mechanism at `ε = Δ/b` (PLD at the default grid, RDP of Mironov 2017).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700 (the PLD builders' limit).
     pub fn laplace(epsilon: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::laplace(epsilon, Grid::default())?))
     }
 
     /// The Gaussian mechanism with noise σ and L2 sensitivity Δ.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Pld::gaussian`]: [`Error::InvalidParameter`] (`scale`) if `sigma` is not
+    /// finite and positive, (`sigma`) if `Δ/σ` is above 10⁶; [`Error::InvalidSensitivity`]
+    /// if `sensitivity` is not finite and positive.
     pub fn gaussian(sigma: f64, sensitivity: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::gaussian(
             sigma,
@@ -96,6 +107,12 @@ impl Release {
     }
 
     /// The Gaussian mechanism on a Poisson sample of rate q (add/remove neighbours).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Pld::poisson_subsampled_gaussian`]: [`Error::InvalidParameter`] for `q`
+    /// outside (0, 1], a `sigma` that is not finite and positive, or too little noise;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive.
     pub fn poisson_subsampled_gaussian(sigma: f64, sensitivity: f64, q: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::poisson_subsampled_gaussian(
             sigma,
@@ -106,6 +123,11 @@ impl Release {
     }
 
     /// Binary randomized response at ε.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700 (the PLD builders' limit).
     pub fn randomized_response(epsilon: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::randomized_response(
             epsilon,
@@ -114,16 +136,31 @@ impl Release {
     }
 
     /// Any pure ε-DP mechanism (its worst case, randomized response).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700 (the PLD builders' limit).
     pub fn pure(epsilon: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::pure(epsilon, Grid::default())?))
     }
 
     /// Any (ε, δ)-DP mechanism (δ > 0 has no RDP bound: the Rényi filter refuses it).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in [0, 1); [`Error::InvalidEpsilon`] if
+    /// `epsilon` is not finite and positive; [`Error::InvalidParameter`] (`epsilon`) if it
+    /// is above 700 (the PLD builders' limit).
     pub fn approximate(epsilon: f64, delta: f64) -> Result<Self, Error> {
         Ok(Self::from_pld(Pld::approximate(epsilon, delta, Grid::default())?))
     }
 
     /// Any ρ-zCDP mechanism: no PLD (zCDP does not determine one), RDP curve `αρ`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] if `rho` is not finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         Ok(Release {
             pld: None,
@@ -199,6 +236,11 @@ struct Candidate {
 
 impl OnlineAccountant {
     /// An accountant with budget `(ε, δ)` under [`Rule::FixedSequence`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1).
     pub fn fixed_sequence(epsilon: f64, delta: f64) -> Result<Self, Error> {
         Ok(OnlineAccountant {
             epsilon: check_epsilon(epsilon)?,
@@ -213,6 +255,12 @@ impl OnlineAccountant {
     /// [`ORDERS`] that leaves the most Gaussian-like budget, i.e. maximises `B(α)/α`
     /// (a public choice, from the budget alone). A typed error if no order leaves a
     /// positive budget.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+    /// [`Error::Unattainable`] if no order leaves a positive budget.
     pub fn renyi_filter(epsilon: f64, delta: f64) -> Result<Self, Error> {
         let mut best: Option<(usize, f64)> = None;
         for (i, &a) in ORDERS.iter().enumerate() {
@@ -229,6 +277,13 @@ impl OnlineAccountant {
 
     /// An accountant with budget `(ε, δ)` under a Rényi filter at order `order`, which
     /// must be one of [`ORDERS`] and leave a positive budget.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`order`) if `order` is not one of [`ORDERS`];
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+    /// [`Error::Unattainable`] if the order leaves no positive budget.
     pub fn renyi_filter_at(epsilon: f64, delta: f64, order: f64) -> Result<Self, Error> {
         let index = ORDERS
             .iter()
@@ -326,6 +381,13 @@ impl OnlineAccountant {
     /// [`Error::IncompatibleLoss`] for a release without an RDP bound) and **nothing is
     /// recorded**. Call it before the release draws noise ([`release`](Self::release)
     /// does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IncompatibleLoss`] under the filter for a release without an RDP curve;
+    /// [`Error::BudgetExceeded`] if the release does not fit (under the fixed-sequence
+    /// rule, also when no rule certifies the composition at the budget's δ). Nothing is
+    /// recorded then.
     pub fn charge(&self, release: &Release) -> Result<(), Error> {
         let mut state = self.lock();
         let mut filter_sum = state.filter_sum;
@@ -373,6 +435,12 @@ impl OnlineAccountant {
     /// Charges `release`, then runs `mechanism` on `input`; a refused charge draws
     /// nothing. The caller is responsible for `release` describing `mechanism` (the
     /// same noise and sensitivity).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`charge`](Self::charge), before anything is drawn; then the error of
+    /// [`Mechanism::release`] if the mechanism refuses `input` (the charge is not
+    /// refunded).
     pub fn release<I, M, R>(
         &self,
         release: &Release,
@@ -403,6 +471,11 @@ impl OnlineAccountant {
     ///   budget would have let the same releases through).
     ///
     /// `ε = 0` (with δ = 0) before the first charge.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); under the fixed-sequence rule,
+    /// those of [`spent_fixed_sequence`](Self::spent_fixed_sequence).
     pub fn spent(&self, delta: f64) -> Result<Certified, Error> {
         let delta = check_delta(delta)?;
         match self.rule {
@@ -424,6 +497,12 @@ impl OnlineAccountant {
     /// The certified composition of the accepted releases at `δ` **as if their sequence
     /// had been fixed in advance** (PLD, never above the closed forms): the guarantee of
     /// [`Rule::FixedSequence`]; under the filter, a comparison only.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if
+    /// neither the PLD nor a closed form gives a finite ε at `delta` for the accepted
+    /// releases.
     pub fn spent_fixed_sequence(&self, delta: f64) -> Result<Certified, Error> {
         let delta = check_delta(delta)?;
         let state = self.lock();

@@ -75,6 +75,15 @@ impl PldAccountant {
     /// Cost: one [`Pld::self_compose`] per step and one [`Pld::compose`] between steps.
     /// A step's count above [`MAX_SELF_COMPOSITIONS`](super::MAX_SELF_COMPOSITIONS)
     /// (2³²) is refused with [`Error::InvalidParameter`] before anything is composed.
+    ///
+    /// # Errors
+    ///
+    /// * [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    ///   [`Error::InvalidDelta`] if `delta` is not in (0, 1);
+    /// * [`Error::EmptyInput`] if the plan has no step, or every count is 0;
+    /// * [`Error::InvalidParameter`] (`k`) if a count is above `MAX_SELF_COMPOSITIONS`;
+    /// * [`Error::Unattainable`] if the composition gives no finite ε at `delta`;
+    /// * [`Error::BudgetExceeded`] if the plan's ε′ is above `epsilon`.
     pub fn new(epsilon: f64, delta: f64, steps: Vec<PldStep>) -> Result<Self, Error> {
         let epsilon = check_epsilon(epsilon)?;
         let delta = check_delta(delta)?;
@@ -114,9 +123,14 @@ impl PldAccountant {
         self.used.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Charges one release of step `label`: refused ([`Error::BudgetExceeded`]) when its
-    /// count is used up, [`Error::InvalidParameter`]-like [`Error::IncompatibleLoss`]
-    /// when no step has that label.
+    /// Charges one release of step `label`: refused with [`Error::BudgetExceeded`] when
+    /// its count is used up, and with [`Error::IncompatibleLoss`] when no step has that
+    /// label.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IncompatibleLoss`] if no step has this label; [`Error::BudgetExceeded`] if
+    /// the step's count is used up. Nothing is charged then.
     pub fn charge(&self, label: &str) -> Result<(), Error> {
         let index = self
             .steps
@@ -139,6 +153,12 @@ impl PldAccountant {
     /// Charges step `label`, then releases `input` through `mechanism`; a refused
     /// charge draws nothing. The caller is responsible for the mechanism matching the
     /// step's PLD (e.g. the same noise scale and sensitivity).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`charge`](Self::charge), before anything is drawn; then the error of
+    /// [`Mechanism::release`] if the mechanism refuses `input` (the charge is not
+    /// refunded).
     pub fn release<I, M, R>(
         &self,
         label: &str,
@@ -156,6 +176,11 @@ impl PldAccountant {
 
     /// The guarantee of the releases charged so far at `delta` (their PLD composition;
     /// ε = 0 before the first).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in (0, 1); [`Error::Unattainable`] if the
+    /// releases charged so far give no finite ε at `delta`.
     pub fn spent(&self, delta: f64) -> Result<PrivacyLoss, Error> {
         let delta = check_delta(delta)?;
         let used = self.lock().clone();

@@ -156,6 +156,11 @@ impl Pld {
     /// loss is `+ε` with probability ½, `−ε` with probability `e^(−ε)/2`, and
     /// `ε − 2y` for `y ∈ (0, ε)` with density `e^(−y)/2` in between. Pure ε-DP; its PLD
     /// is much tighter under composition than the generic [`pure`](Self::pure) one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn laplace(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
         let eps = check_large_epsilon(epsilon)?;
         let h = step_for(2.0 * eps, eps, grid)?;
@@ -186,6 +191,12 @@ impl Pld {
     /// assert!(laplace.epsilon_for_delta(1e-5)? < worst.epsilon_for_delta(1e-5)?);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700;
+    /// [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1].
     pub fn poisson_subsampled_laplace(epsilon: f64, q: f64, grid: Grid) -> Result<Pld, Error> {
         let eps = check_large_epsilon(epsilon)?;
         check_sampling_rate(q)?;
@@ -210,6 +221,13 @@ impl Pld {
 
     /// The Laplace mechanism given its noise scale `b` and L1 sensitivity `Δ`
     /// (`ε = Δ/b`, rounded up).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`scale`) if `scale` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive;
+    /// [`Error::InvalidEpsilon`] if `Δ/b` overflows to +∞; [`Error::InvalidParameter`]
+    /// (`epsilon`) if it is above 700.
     pub fn laplace_scale(scale: f64, sensitivity: f64, grid: Grid) -> Result<Pld, Error> {
         let (b, d) = check_scale_and_sensitivity(scale, sensitivity)?;
         Self::laplace(round::div_up(d, b), grid)
@@ -218,6 +236,13 @@ impl Pld {
     /// The discrete Laplace (geometric) mechanism `Pr[Z = z] ∝ e^(−|z|/t)` on integer
     /// queries of sensitivity `Δ` (at most 2²⁰: the cost is one atom per unit of `Δ`): loss `(|x − Δ| − |x|)/t` for
     /// `x ~ P`. Pure (Δ/t)-DP.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`scale`) if `scale` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is 0 or above 2²⁰;
+    /// [`Error::InvalidEpsilon`] or [`Error::InvalidParameter`] (`epsilon`) if `Δ/t`
+    /// overflows or is above 700.
     pub fn discrete_laplace(scale: f64, sensitivity: u64, grid: Grid) -> Result<Pld, Error> {
         let atoms = discrete_laplace_atoms(scale, sensitivity)?;
         // The losses are multiples of 1/t: the relative grid follows 1/t, not Δ/t.
@@ -230,6 +255,12 @@ impl Pld {
     /// The Gaussian mechanism with noise `σ` and L2 sensitivity `Δ`: the loss is
     /// `N(μ, 2μ)` with `μ = Δ²/(2σ²)` (both directions alike). Its tails beyond
     /// `tail` are merged into the lowest grid point (lower) or charged to δ (upper).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`scale`) if `sigma` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`sigma`) if `Δ/σ` is above 10⁶.
     pub fn gaussian(sigma: f64, sensitivity: f64, grid: Grid) -> Result<Pld, Error> {
         let (sigma, d) = check_scale_and_sensitivity(sigma, sensitivity)?;
         let s = round::div_up(d, sigma); // standard deviation of the loss, rounded up
@@ -283,6 +314,11 @@ impl Pld {
     /// `x ~ N_ℤ(0, σ²)` is `(Δ² − 2xΔ)/(2σ²)`, its exact (not the continuous) PLD.
     /// `σ ≤ 10⁵` (the support is enumerated; beyond, the continuous
     /// [`gaussian`](Self::gaussian) is within 10⁻¹⁰⁰ of it).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`sigma`) if `sigma` is not in [0.1, 10⁵];
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is 0 or above 2²⁰.
     pub fn discrete_gaussian(sigma: f64, sensitivity: u64, grid: Grid) -> Result<Pld, Error> {
         if !(sigma.is_finite() && (0.1..=1e5).contains(&sigma)) {
             return Err(Error::InvalidParameter {
@@ -343,6 +379,15 @@ impl Pld {
     /// assert!(eps < 1.0);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// * [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1];
+    /// * [`Error::InvalidParameter`] (`scale`) if `sigma` is not finite and positive;
+    ///   [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive;
+    /// * [`Error::InvalidParameter`] (`sigma`) if `Δ/σ` is above 10³ or a privacy loss
+    ///   would exceed 700 (about `Δ/σ ≤ 27` at the default tail); for a rate of 1, those of
+    ///   [`gaussian`](Self::gaussian).
     pub fn poisson_subsampled_gaussian(
         sigma: f64,
         sensitivity: f64,
@@ -425,6 +470,15 @@ impl Pld {
     /// assert!(eps < 2.5); // about 2.41 (Poisson sampling, add/remove, Δ = 1: 1.83)
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// * [`Error::InvalidParameter`] (`q`) if `gamma` is not in (0, 1];
+    /// * [`Error::InvalidParameter`] (`scale`) if `sigma` is not finite and positive;
+    ///   [`Error::InvalidSensitivity`] if `sensitivity` is not finite and positive;
+    /// * [`Error::InvalidParameter`] (`sigma`) if `Δ/σ` is above 10³ or a privacy loss
+    ///   would exceed 700 (about `Δ/σ ≤ 27` at the default tail); for a rate of 1, those of
+    ///   [`gaussian`](Self::gaussian).
     pub fn sampled_without_replacement_gaussian(
         sigma: f64,
         sensitivity: f64,
@@ -469,12 +523,23 @@ impl Pld {
     /// Binary randomized response with `ε` (keep the bit with probability
     /// `e^ε/(1 + e^ε)`): loss `±ε`. This is also the worst case of every pure ε-DP
     /// mechanism, see [`pure`](Self::pure).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn randomized_response(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
         Self::k_ary_randomized_response(2, epsilon, grid)
     }
 
     /// k-ary randomized response with `ε` (the true value with probability
     /// `e^ε/(e^ε + k − 1)`): loss `+ε`, `0` (k − 2 outputs) or `−ε`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) if `k < 2`;
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn k_ary_randomized_response(k: u64, epsilon: f64, grid: Grid) -> Result<Pld, Error> {
         if k < 2 {
             return Err(Error::InvalidParameter {
@@ -489,12 +554,23 @@ impl Pld {
 
     /// The worst case of any pure ε-DP mechanism (its PLD dominates theirs: Kairouz,
     /// Oh & Viswanath 2015): randomized response with ε.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn pure(epsilon: f64, grid: Grid) -> Result<Pld, Error> {
         Self::randomized_response(epsilon, grid)
     }
 
     /// The worst case of any (ε, δ)-DP mechanism: infinite loss with probability δ,
     /// otherwise randomized response with ε (Kairouz, Oh & Viswanath 2015).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] if `delta` is not in [0, 1);
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn approximate(epsilon: f64, delta: f64, grid: Grid) -> Result<Pld, Error> {
         if delta == 0.0 {
             return Self::pure(epsilon, grid);
@@ -509,6 +585,13 @@ impl Pld {
     /// determine a PLD (build the mechanism's own, e.g. [`gaussian`](Self::gaussian)):
     /// a typed error. This is how any mechanism of this crate enters a PLD plan, via
     /// its `privacy_loss()`.
+    ///
+    /// # Errors
+    ///
+    /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+    ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
+    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700.
     pub fn from_loss(loss: PrivacyLoss, grid: Grid) -> Result<Pld, Error> {
         match crate::composition::validate_loss(loss)? {
             PrivacyLoss::Pure { epsilon } => Self::pure(epsilon, grid),
@@ -551,6 +634,14 @@ impl Pld {
     /// assert!(eps < 4.0); // sequential composition of the subsampled ε' = ln(1 + q(e − 1)): 17.0
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+    ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
+    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700;
+    /// * [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1].
     pub fn poisson_subsampled(loss: PrivacyLoss, q: f64, grid: Grid) -> Result<Pld, Error> {
         match crate::composition::validate_loss(loss)? {
             PrivacyLoss::Pure { epsilon } => {
@@ -590,6 +681,15 @@ impl Pld {
     /// assert!(eps < 4.0);
     /// # Ok::<(), dpmech::Error>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// * [`Error::InvalidParameter`] (`q`) if `gamma` is not in (0, 1];
+    /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
+    ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`]
+    ///   for γ); here an `Approximate` δ must lie in (0, 1);
+    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700.
     pub fn sampled_without_replacement(loss: PrivacyLoss, gamma: f64, grid: Grid) -> Result<Pld, Error> {
         check_sampling_rate(gamma)?;
         let (epsilon, delta) = match crate::composition::validate_loss(loss)? {
@@ -637,6 +737,13 @@ impl Pld {
     /// Poisson subsampling with rate `q` (add/remove, as in
     /// [`poisson_subsampled`](Self::poisson_subsampled)) of k-ary randomized response
     /// with `ε` — e.g. a local-DP survey of a random subset.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`k`) if `k < 2`;
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+    /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700;
+    /// [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1].
     pub fn poisson_subsampled_randomized_response(
         k: u64,
         epsilon: f64,
@@ -650,6 +757,14 @@ impl Pld {
     /// Poisson subsampling with rate `q` (add/remove, as in
     /// [`poisson_subsampled`](Self::poisson_subsampled)) of the discrete Laplace
     /// mechanism of [`discrete_laplace`](Self::discrete_laplace).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`scale`) if `scale` is not finite and positive;
+    /// [`Error::InvalidSensitivity`] if `sensitivity` is 0 or above 2²⁰;
+    /// [`Error::InvalidEpsilon`] or [`Error::InvalidParameter`] (`epsilon`) if `Δ/t`
+    /// overflows or is above 700;
+    /// [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1].
     pub fn poisson_subsampled_discrete_laplace(
         scale: f64,
         sensitivity: u64,
