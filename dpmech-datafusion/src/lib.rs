@@ -63,7 +63,8 @@
 //! | `plan.rs` | 2. plan | grids, noises and threshold fixed from public parameters; the engine's plan built with `LogicalPlanBuilder` — all before the charge |
 //! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint and the record rule on a grid (`Grid`); which column types are accepted |
 //! | `columns.rs` | 2.–4. | the internal column names and the order of a group's partials |
-//! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator |
+//! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator, and its table provider |
+//! | `bound/partition.rs` | 3. bound | one partition's pass: buckets by fingerprint, each unit's pairs, L0 by keyed rank, L∞ by the pair's own mean |
 //! | `aggregate.rs` | 4. aggregate | running the plan and reading the exact per-group partials |
 //! | `select.rs` | 5. noise | partition selection for private keys |
 //! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |
@@ -75,8 +76,8 @@
 //!
 //! No integer computation between the records and a release can wrap, in any build:
 //! a record is clamped to its bounds and rounded to at most about 2²¹ grid units, then
-//! saturated into 32 bits (`bound::record_word`); a pair's share is computed in `i128`
-//! and saturated to `i64` (`bound::pair_share`); partials are summed as
+//! saturated into 32 bits (`bound::partition::record_word`); a pair's share is computed in `i128`
+//! and saturated to `i64` (`bound::partition::pair_share`); partials are summed as
 //! `DECIMAL(38, 0)` (no table of fewer than 2¹⁰⁰ rows reaches its limit) and read back
 //! saturated to `i64` (`aggregate`); a sum cell's sensitivity `m × per-record units` is
 //! a checked multiplication, refused before the charge if it overflows (`noise`); the

@@ -1,0 +1,604 @@
+//! One partition's pass of the bounding (module docs of `bound`, steps 1–4): rows
+//! appended to buckets by fingerprint, each unit's (unit, group) pairs aggregated
+//! exactly, at most L0 kept by keyed rank, each counting as at most m rows of its own
+//! mean, and the exact per-group partials of the groups a kept pair supports.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, BooleanArray, Decimal128Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+};
+use datafusion::arrow::compute::{cast, filter_record_batch, interleave};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::{DataFusionError, Result};
+
+use super::{BUCKET_BITS, BUCKETS, BoundSpec, group_type};
+use crate::key::mix;
+
+/// A fast non-cryptographic hasher for the partition's group dictionary (public
+/// performance only: the keyed choices use SipHash-2-4).
+#[derive(Default, Clone, Copy)]
+struct FoldHasher(u64);
+
+impl FoldHasher {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56));
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.add(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        let x = self.0;
+        (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
+    }
+}
+
+type FastMap<K> = HashMap<K, u32, BuildHasherDefault<FoldHasher>>;
+
+/// The partition's groups: a dense id per distinct key, its bytes (for ranks and ties)
+/// and where its first occurrence is (to emit the key in its own type).
+#[derive(Default)]
+struct GroupDict {
+    ints: FastMap<i64>,
+    texts: FastMap<Box<[u8]>>,
+    null: Option<u32>,
+    bytes: Vec<Box<[u8]>>,
+    sources: Vec<ArrayRef>,
+    origin: Vec<(usize, usize)>,
+}
+
+/// A non-NULL group key in the operator's representation.
+enum Key<'a> {
+    Int(i64),
+    Text(&'a [u8]),
+}
+
+/// The part that stands for a NULL group (no encoded key has this one-byte form:
+/// integers have eight bytes, and `0xff` alone is not UTF-8).
+const NULL_GROUP: &[u8] = &[0xff];
+
+impl GroupDict {
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Dense ids of the keys of `column` (already in the output type).
+    fn ids(&mut self, column: &ArrayRef) -> Vec<u32> {
+        let source = self.sources.len();
+        let before = self.len();
+        let ids = if let Some(ints) = column.as_any().downcast_ref::<Int64Array>() {
+            (0..ints.len())
+                .map(|row| {
+                    self.id(
+                        (!ints.is_null(row)).then(|| Key::Int(ints.value(row))),
+                        source,
+                        row,
+                    )
+                })
+                .collect()
+        } else {
+            let texts = column
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .expect("group keys are Int64 or Utf8");
+            (0..texts.len())
+                .map(|row| {
+                    let key = (!texts.is_null(row)).then(|| Key::Text(texts.value(row).as_bytes()));
+                    self.id(key, source, row)
+                })
+                .collect()
+        };
+        if self.len() > before {
+            self.sources.push(column.clone());
+        }
+        ids
+    }
+
+    /// The id of one key (`None`: NULL), new ones pointing at `(source, row)`.
+    fn id(&mut self, key: Option<Key<'_>>, source: usize, row: usize) -> u32 {
+        let found = match key {
+            None => self.null,
+            Some(Key::Int(v)) => self.ints.get(&v).copied(),
+            Some(Key::Text(t)) => self.texts.get(t).copied(),
+        };
+        if let Some(id) = found {
+            return id;
+        }
+        let id = self.bytes.len() as u32;
+        let bytes: Box<[u8]> = match key {
+            None => {
+                self.null = Some(id);
+                NULL_GROUP.into()
+            }
+            Some(Key::Int(v)) => {
+                self.ints.insert(v, id);
+                v.to_le_bytes().into()
+            }
+            Some(Key::Text(t)) => {
+                self.texts.insert(t.into(), id);
+                t.into()
+            }
+        };
+        self.bytes.push(bytes);
+        self.origin.push((source, row));
+        id
+    }
+
+    /// The keys in id order, as one array.
+    fn keys(&self, data_type: &DataType) -> Result<ArrayRef> {
+        if self.origin.is_empty() {
+            return Ok(datafusion::arrow::array::new_empty_array(data_type));
+        }
+        let sources: Vec<&dyn Array> = self.sources.iter().map(|a| a.as_ref()).collect();
+        Ok(interleave(&sources, &self.origin)?)
+    }
+}
+
+/// One partition's rows, bucketed: each bucket is a list of fixed-size chunks of
+/// packed rows `[fingerprint (2 words), group id, record₀, …]` of 32-bit words, so a row
+/// is one short sequential append and nothing is ever copied to grow.
+pub(super) struct PartitionState {
+    values: usize,
+    groups: GroupDict,
+    group_type: Option<DataType>,
+    buckets: Vec<Vec<Vec<u32>>>,
+    /// Rows per chunk ([`CHUNK_ROWS`]; small in tests, to cross chunk boundaries).
+    chunk_rows: usize,
+}
+
+/// Rows per chunk of a bucket.
+const CHUNK_ROWS: usize = 4096;
+
+/// Marks an empty slot or the end of a unit's list of rows.
+const NONE: u32 = u32::MAX;
+
+/// A record in grid units as a 32-bit word. The plan's grid keeps every record within
+/// ±2²² units (`Plan::new`), so this is exact; anything beyond would saturate (a
+/// 1-Lipschitz rule, no error).
+fn record_word(units: i64) -> u32 {
+    units.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+}
+
+impl PartitionState {
+    pub(super) fn new(values: usize) -> Self {
+        PartitionState {
+            values,
+            groups: GroupDict::default(),
+            group_type: None,
+            buckets: vec![Vec::new(); BUCKETS],
+            chunk_rows: CHUNK_ROWS,
+        }
+    }
+
+    fn stride(&self) -> usize {
+        3 + self.values
+    }
+
+    pub(super) fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        let fingerprints = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<UInt64Array>()
+            .ok_or_else(|| DataFusionError::Internal("__f must be UInt64".into()))?;
+        let out_type = group_type(batch.column(1).data_type());
+        let keys = cast(batch.column(1), &out_type)?;
+        self.group_type = Some(out_type);
+        let ids = self.groups.ids(&keys);
+        let records: Vec<&Int64Array> = (0..self.values)
+            .map(|j| {
+                batch
+                    .column(2 + j)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .ok_or_else(|| DataFusionError::Internal("records must be Int64 grid units".into()))
+            })
+            .collect::<Result<_>>()?;
+        // A NULL fingerprint or record cannot occur (both functions are total); 0 if it did.
+        let fingerprints = without_nulls(fingerprints);
+        let records: Vec<_> = records.iter().map(|r| without_nulls(r)).collect();
+        let chunk_words = self.chunk_rows * self.stride();
+        for (row, &group) in ids.iter().enumerate() {
+            let f = fingerprints[row];
+            let chunks = &mut self.buckets[(f >> (64 - BUCKET_BITS)) as usize];
+            let chunk = match chunks.last_mut() {
+                Some(c) if c.len() < chunk_words => c,
+                _ => {
+                    chunks.push(Vec::with_capacity(chunk_words));
+                    chunks.last_mut().expect("just pushed")
+                }
+            };
+            chunk.push(f as u32);
+            chunk.push((f >> 32) as u32);
+            chunk.push(group);
+            for r in &records {
+                chunk.push(record_word(r[row]));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish(self, spec: &BoundSpec, schema: SchemaRef) -> Result<RecordBatch> {
+        let k = self.values;
+        let unbounded = spec.keeps_everything();
+        let stride = self.stride();
+        let n_groups = self.groups.len();
+        let m = i64::from(spec.max_rows);
+        let l0 = spec.max_groups as usize;
+        let mut counts = vec![0i64; n_groups];
+        let mut units = vec![0i64; n_groups];
+        let mut sums = vec![0i128; n_groups * k];
+        // Each group's keyed hash: a pair's rank mixes it with the unit's fingerprint.
+        let group_hashes: Vec<u64> = self
+            .groups
+            .bytes
+            .iter()
+            .map(|b| {
+                let mut h = spec.rank_key.hasher();
+                h.part(b);
+                h.finish()
+            })
+            .collect();
+        // Scratch, reused for every bucket and unit: an open-addressing table from
+        // fingerprint to the unit's first row, and each row's next row of its unit.
+        let (mut slot_fingerprint, mut slot_head, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut pair_sums: Vec<i128> = Vec::new();
+        for chunks in &self.buckets {
+            let chunk_rows = self.chunk_rows;
+            let row_at = |row: u32| {
+                let row = row as usize;
+                &chunks[row / chunk_rows][(row % chunk_rows) * stride..][..stride]
+            };
+            let rows: usize = chunks.iter().map(|c| c.len() / stride).sum();
+            let mask = (2 * rows).next_power_of_two().max(16) - 1;
+            slot_fingerprint.clear();
+            slot_fingerprint.resize(mask + 1, 0u64);
+            slot_head.clear();
+            slot_head.resize(mask + 1, NONE);
+            next.clear();
+            next.resize(rows, NONE);
+            for row in 0..rows as u32 {
+                let words = row_at(row);
+                let f = u64::from(words[0]) | (u64::from(words[1]) << 32);
+                let mut slot = f as usize & mask;
+                loop {
+                    if slot_head[slot] == NONE {
+                        slot_fingerprint[slot] = f;
+                        slot_head[slot] = row;
+                        break;
+                    }
+                    if slot_fingerprint[slot] == f {
+                        next[row as usize] = slot_head[slot];
+                        slot_head[slot] = row;
+                        break;
+                    }
+                    slot = (slot + 1) & mask;
+                }
+            }
+            for (slot, &head) in slot_head.iter().enumerate() {
+                if head == NONE {
+                    continue;
+                }
+                let fingerprint = slot_fingerprint[slot];
+                // The unit's (unit, group) pairs, exactly.
+                pairs.clear();
+                pair_sums.clear();
+                let mut row = head;
+                while row != NONE {
+                    let words = row_at(row);
+                    let group = words[2];
+                    let p = match pairs.iter().position(|p| p.group == group) {
+                        Some(p) => p,
+                        None => {
+                            pairs.push(Pair {
+                                group,
+                                rows: 0,
+                                rank: 0,
+                                index: pairs.len(),
+                            });
+                            pair_sums.extend(std::iter::repeat_n(0, k));
+                            pairs.len() - 1
+                        }
+                    };
+                    pairs[p].rows += 1;
+                    for j in 0..k {
+                        pair_sums[p * k + j] += i128::from(words[3 + j] as i32);
+                    }
+                    row = next[row as usize];
+                }
+                if !unbounded && pairs.len() > l0 {
+                    // L0: the pairs with the smallest keyed ranks (ties: the group's bytes).
+                    for p in pairs.iter_mut() {
+                        p.rank = mix(fingerprint ^ group_hashes[p.group as usize]);
+                    }
+                    let bytes = &self.groups.bytes;
+                    pairs.sort_unstable_by(|a, b| {
+                        (a.rank, &bytes[a.group as usize]).cmp(&(b.rank, &bytes[b.group as usize]))
+                    });
+                    pairs.truncate(l0);
+                }
+                for p in &pairs {
+                    let g = p.group as usize;
+                    units[g] += 1;
+                    let exact = &pair_sums[p.index * k..(p.index + 1) * k];
+                    if unbounded {
+                        counts[g] += p.rows;
+                        for j in 0..k {
+                            sums[g * k + j] += exact[j];
+                        }
+                    } else {
+                        // L∞: min(c, m) rows of the pair's own mean.
+                        counts[g] += p.rows.min(m);
+                        for j in 0..k {
+                            sums[g * k + j] += i128::from(pair_share(exact[j], p.rows, m));
+                        }
+                    }
+                }
+            }
+        }
+        let group_type = self
+            .group_type
+            .unwrap_or_else(|| schema.field(0).data_type().clone());
+        // Only the groups that a kept pair supports: a group whose every pair bounding
+        // cut must not reach partition selection (a unit holding many keys would get one
+        // chance per key instead of at most L0).
+        let supported = BooleanArray::from_iter(units.iter().map(|&u| Some(u > 0)));
+        let mut columns: Vec<ArrayRef> = vec![
+            self.groups.keys(&group_type)?,
+            Arc::new(Int64Array::from(counts)),
+            Arc::new(Int64Array::from(units)),
+        ];
+        for j in 0..k {
+            let column: Vec<i128> = (0..n_groups).map(|g| sums[g * k + j]).collect();
+            columns.push(Arc::new(
+                Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
+            ));
+        }
+        Ok(filter_record_batch(
+            &RecordBatch::try_new(schema, columns)?,
+            &supported,
+        )?)
+    }
+}
+
+/// The values of a primitive column with NULL read as 0 (borrowed when it has none).
+fn without_nulls<T>(a: &datafusion::arrow::array::PrimitiveArray<T>) -> std::borrow::Cow<'_, [T::Native]>
+where
+    T: datafusion::arrow::datatypes::ArrowPrimitiveType,
+{
+    if a.null_count() == 0 {
+        std::borrow::Cow::Borrowed(a.values().as_ref())
+    } else {
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    T::Native::default()
+                } else {
+                    a.value(i)
+                }
+            })
+            .collect()
+    }
+}
+
+/// One (unit, group) pair of the unit at hand.
+struct Pair {
+    group: u32,
+    rows: i64,
+    rank: u64,
+    /// Where its exact sums are in the scratch.
+    index: usize,
+}
+
+/// The contribution of one (unit, group) pair of `count` records summing to `sum` grid
+/// units, when at most `m` records count: `⌊sum·min(count, m)/count⌋` toward zero —
+/// `min(count, m)` records of the pair's own mean, so a sum and a count of the same
+/// pairs stay consistent. Exact in `i128`, saturated to `i64`; its absolute value is at
+/// most `m` times the largest record, whatever the data. Total: no record can cause an
+/// error.
+pub(crate) fn pair_share(sum: i128, count: i64, max_rows: i64) -> i64 {
+    if count <= 0 {
+        return 0;
+    }
+    if count <= max_rows {
+        // All records count: the exact sum (the general formula's value, without an
+        // i128 division).
+        return sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    }
+    let kept = i128::from(count.min(max_rows));
+    let share = sum
+        .checked_mul(kept)
+        .map_or(if sum < 0 { i128::MIN } else { i128::MAX }, |scaled| {
+            scaled / i128::from(count)
+        });
+    share.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use datafusion::arrow::datatypes::{Field, Schema};
+
+    use super::*;
+    use crate::bound::output_schema;
+    use crate::key::RankKey;
+    use crate::key::ReleaseKey;
+
+    /// A straightforward reference of the bounding: per unit, its pairs in a map; the L0
+    /// pairs of smallest `(rank, key bytes)`; `min(c, m)` rows and the pair's share.
+    fn reference(
+        rows: &[(u64, Option<i64>, i64)],
+        spec: &BoundSpec,
+    ) -> BTreeMap<Option<i64>, (i64, i64, i128)> {
+        let bytes = |g: Option<i64>| g.map_or(NULL_GROUP.to_vec(), |v| v.to_le_bytes().to_vec());
+        let group_hash = |g: Option<i64>| {
+            let mut h = spec.rank_key.hasher();
+            h.part(&bytes(g));
+            h.finish()
+        };
+        let mut units: BTreeMap<u64, BTreeMap<Option<i64>, (i64, i128)>> = BTreeMap::new();
+        for &(f, g, v) in rows {
+            let pair = units.entry(f).or_default().entry(g).or_default();
+            pair.0 += 1;
+            pair.1 += i128::from(v);
+        }
+        let mut out: BTreeMap<Option<i64>, (i64, i64, i128)> = BTreeMap::new();
+        for (f, pairs) in units {
+            let mut pairs: Vec<_> = pairs.into_iter().collect();
+            pairs.sort_by_key(|(g, _)| (mix(f ^ group_hash(*g)), bytes(*g)));
+            pairs.truncate(spec.max_groups as usize);
+            for (g, (c, sum)) in pairs {
+                let m = i64::from(spec.max_rows);
+                let cell = out.entry(g).or_default();
+                cell.0 += c.min(m);
+                cell.1 += 1;
+                cell.2 += i128::from(pair_share(sum, c, m));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_bucketed_pass_equals_a_plain_per_unit_reference() {
+        // 400 units whose fingerprints share low and high bits in places (same bucket,
+        // colliding slots), 9 groups with NULL, records of both signs; batches of 37
+        // rows and chunks of 3 rows so that rows of a unit cross batches and chunks.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let fingerprints: Vec<u64> = (0..400u64)
+            .map(|u| if u % 3 == 0 { (u << 40) | 5 } else { mix(u) })
+            .collect();
+        let rows: Vec<(u64, Option<i64>, i64)> = (0..6000)
+            .map(|_| {
+                let f = fingerprints[(next() % 400) as usize];
+                let g = next() % 10;
+                let g = (g < 9).then_some(g as i64 * 1000 - 3000);
+                let v = (next() % (1 << 22)) as i64 - (1 << 21);
+                (f, g, v)
+            })
+            .collect();
+        for (max_groups, max_rows) in [(2, 1), (3, 2), (20, 50)] {
+            let spec = BoundSpec::new(
+                max_groups,
+                max_rows,
+                ReleaseKey::from_bytes_insecure([3; 32]).rank_key("groups"),
+                false,
+            )
+            .unwrap();
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("__f", DataType::UInt64, false),
+                Field::new("__g", DataType::Int64, true),
+                Field::new("__v0", DataType::Int64, false),
+            ]));
+            let mut partition = PartitionState::new(1);
+            partition.chunk_rows = 3;
+            for batch in rows.chunks(37) {
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(UInt64Array::from_iter_values(batch.iter().map(|r| r.0))),
+                        Arc::new(Int64Array::from_iter(batch.iter().map(|r| r.1))),
+                        Arc::new(Int64Array::from_iter_values(batch.iter().map(|r| r.2))),
+                    ],
+                )
+                .unwrap();
+                partition.push(&batch).unwrap();
+            }
+            let out = partition.finish(&spec, output_schema(&schema)).unwrap();
+            let keys = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            let column = |c: usize| {
+                out.column(c)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .clone()
+            };
+            let (counts, units) = (column(1), column(2));
+            let sums = out.column(3).as_any().downcast_ref::<Decimal128Array>().unwrap();
+            let got: BTreeMap<Option<i64>, (i64, i64, i128)> = (0..out.num_rows())
+                .map(|i| {
+                    let key = (!keys.is_null(i)).then(|| keys.value(i));
+                    (key, (counts.value(i), units.value(i), sums.value(i)))
+                })
+                .collect();
+            assert_eq!(got, reference(&rows, &spec), "L0 = {max_groups}, m = {max_rows}");
+        }
+    }
+
+    #[test]
+    fn groups_whose_every_pair_was_cut_are_not_emitted() {
+        // One unit in 50 groups, L0 = 2: exactly 2 groups come out, each with one unit.
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("__f", DataType::UInt64, false),
+            Field::new("__g", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(UInt64Array::from_iter_values(std::iter::repeat_n(77, 50))),
+                Arc::new(StringArray::from_iter_values((0..50).map(|g| format!("k{g}")))),
+            ],
+        )
+        .unwrap();
+        for unbounded in [false, true] {
+            #[cfg(not(feature = "unsafe-testing"))]
+            if unbounded {
+                assert!(BoundSpec::new(2, 1, RankKey::from_words(1, 2), true).is_err());
+                continue;
+            }
+            let spec = BoundSpec::new(2, 1, RankKey::from_words(1, 2), unbounded).unwrap();
+            let mut partition = PartitionState::new(0);
+            partition.push(&batch).unwrap();
+            let out = partition.finish(&spec, output_schema(&schema)).unwrap();
+            let units = out.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+            assert_eq!(out.num_rows(), if unbounded { 50 } else { 2 });
+            assert!(units.values().iter().all(|&u| u == 1));
+        }
+    }
+
+    #[test]
+    fn a_pair_counts_as_at_most_m_records_of_its_own_mean() {
+        // At most m records: unchanged.
+        assert_eq!(pair_share(30, 2, 2), 30);
+        assert_eq!(pair_share(-7, 1, 3), -7);
+        // More: m records of the pair's mean, truncated toward zero.
+        assert_eq!(pair_share(100 * 10, 100, 2), 20);
+        assert_eq!(pair_share(1001, 100, 2), 20);
+        assert_eq!(pair_share(-1001, 100, 2), -20);
+        // Never beyond m times the largest record, whatever the records.
+        for (sum, count) in [(i128::from(i64::MAX), 3i64), (37, 5), (-(1 << 21) * 9, 9)] {
+            let largest = (sum.abs() + i128::from(count) - 1) / i128::from(count);
+            assert!(i128::from(pair_share(sum, count, 2)).abs() <= 2 * largest);
+        }
+        // Absurd inputs saturate instead of failing.
+        assert_eq!(pair_share(i128::MAX, 1, 4), i64::MAX);
+        assert_eq!(pair_share(i128::MIN, 1, 4), i64::MIN);
+        assert_eq!(pair_share(5, 0, 4), 0);
+    }
+}
