@@ -28,6 +28,11 @@ impl core::fmt::Debug for ReleaseKey {
 
 impl ReleaseKey {
     /// A fresh key from the operating system's entropy source.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Entropy`](crate::DpError::Entropy) if the operating system cannot
+    /// provide entropy.
     pub fn from_os() -> Result<Self, crate::DpError> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| crate::DpError::Entropy(e.to_string()))?;

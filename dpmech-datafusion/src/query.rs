@@ -215,6 +215,13 @@ impl GroupedQuery {
     /// under [`zcdp`](Self::zcdp); sums rounded up. Validates every parameter: each ε
     /// (or ρ) finite and positive, the selection's δ in (0, 1), at least one aggregate,
     /// no private keys under zCDP.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Privacy`] with `InvalidEpsilon` / `InvalidRho` for a parameter that is
+    /// not finite and positive, `InvalidDelta` for a selection δ outside (0, 1);
+    /// [`DpError::Invalid`] for a query without aggregates or with private keys under
+    /// zCDP.
     pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
         if self.aggregates.is_empty() {
             return Err(DpError::Invalid("a release needs at least one aggregate".into()));

@@ -102,6 +102,12 @@ impl PrivateSession {
     /// rows belong to the privacy unit in column `unit`. The unit column must be of a
     /// type every value of which can be fingerprinted (integers, floats, decimals,
     /// dates, booleans, text, bytes).
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Invalid`] for contribution bounds of 0, [`DpError::UnknownColumn`] if
+    /// the unit column does not exist, [`DpError::UnsupportedType`] for a unit column of
+    /// another type, [`DpError::DataFusion`] if the stand-in cannot be registered.
     pub fn register_private(
         &mut self,
         name: &str,
@@ -143,6 +149,17 @@ impl PrivateSession {
 
     /// Plans the query, charges its loss, then runs it with a fresh key from the OS. A
     /// refused query or charge runs nothing and spends nothing.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
+    /// [`DpError::DataFusion`] if the engine cannot plan it; then
+    /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
+    /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
+    /// fails to run the planned query (an I/O failure, never a record's value).
+    /// [`DpError::Entropy`] if no key can be drawn.
     pub async fn release(&self, query: &GroupedQuery) -> Result<Release, DpError> {
         self.release_with_key(query, ReleaseKey::from_os()?).await
     }
@@ -152,6 +169,17 @@ impl PrivateSession {
     /// module [`sql`](crate::sql) gives the accepted form), and releases it as
     /// [`release`](Self::release) does. A query outside the accepted form is refused
     /// before anything is charged or read.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
+    /// [`DpError::DataFusion`] if the engine cannot plan it; then
+    /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
+    /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
+    /// fails to run the planned query (an I/O failure, never a record's value).
+    /// A text outside the accepted form is [`DpError::Invalid`].
     pub async fn sql(&self, text: &str) -> Result<Release, DpError> {
         self.release(&self.plan_sql(text).await?).await
     }
@@ -159,6 +187,11 @@ impl PrivateSession {
     /// The release SQL text describes, without running it: DataFusion parses and plans
     /// the text over the private tables' stand-ins (no DDL, DML or other statements),
     /// and the plan is read into a [`GroupedQuery`].
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Invalid`] for text that does not plan or is outside the accepted form;
+    /// [`DpError::Privacy`] for an invalid ε, ρ or δ.
     pub async fn plan_sql(&self, text: &str) -> Result<GroupedQuery, DpError> {
         let options = SQLOptions::new()
             .with_allow_ddl(false)
@@ -177,6 +210,10 @@ impl PrivateSession {
     /// [`functions`](crate::functions) by DataFusion's own `DataFrame::aggregate`, then
     /// released with [`release_frame`](Self::release_frame). Collecting it directly
     /// fails (its scan refuses), whatever the data.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::UnknownTable`] if no private table `name` is registered.
     pub async fn table(&self, name: &str) -> Result<DataFrame, DpError> {
         self.planner
             .table(name)
@@ -187,6 +224,17 @@ impl PrivateSession {
     /// Releases a `DataFrame` built from [`table`](Self::table): its logical plan is
     /// read as [`plan_sql`](Self::plan_sql) reads SQL, then released as
     /// [`release`](Self::release) does.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
+    /// [`DpError::DataFusion`] if the engine cannot plan it; then
+    /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
+    /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
+    /// fails to run the planned query (an I/O failure, never a record's value).
+    /// A frame outside the accepted form is [`DpError::Invalid`].
     pub async fn release_frame(&self, frame: DataFrame) -> Result<Release, DpError> {
         self.release(&GroupedQuery::from_frame(&frame)?).await
     }
@@ -194,6 +242,16 @@ impl PrivateSession {
     /// [`release`](Self::release) with a given key: recomputing with the same key gives
     /// the same answer (retries); every new release must use a new key, and is
     /// charged again.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
+    /// [`DpError::DataFusion`] if the engine cannot plan it; then
+    /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
+    /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
+    /// fails to run the planned query (an I/O failure, never a record's value).
     pub async fn release_with_key(&self, query: &GroupedQuery, key: ReleaseKey) -> Result<Release, DpError> {
         let table = self
             .tables

@@ -228,6 +228,11 @@ impl GroupedQuery {
     ///
     /// [`PrivateSession::table`]: crate::PrivateSession::table
     /// [`PrivateSession::release_frame`]: crate::PrivateSession::release_frame
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Invalid`] for a frame outside the accepted form (module docs);
+    /// [`DpError::Privacy`] for an invalid ε, ρ or δ.
     pub fn from_frame(frame: &DataFrame) -> Result<GroupedQuery, DpError> {
         GroupedQuery::from_plan(frame.logical_plan())
     }
