@@ -12,7 +12,7 @@ use dpmech::mechanisms::analytic_gaussian_delta;
 
 #[path = "reference/subsampled.rs"]
 mod reference;
-use reference::{plain_convolve, smallest};
+use reference::{convolution_power, smallest};
 
 /// An independent **lower** bound on the exact ε(δ) of `k` Laplace releases at ε per
 /// release (noise b = Δ/ε). Post-processing the output y of `Lap(b)` on the inputs 0 and
@@ -93,34 +93,8 @@ fn laplace_binned_lower(eps: f64, k: u64, delta: f64) -> f64 {
         v.drain(..first);
         *offset += first as i64;
     };
-    let (mut one, mut one_offset) = (base, lo);
-    let (mut result, mut offset): (Option<Vec<f64>>, i64) = (None, 0);
-    let mut rest = k;
-    loop {
-        if rest & 1 == 1 {
-            result = Some(match result {
-                None => {
-                    offset = one_offset;
-                    one.clone()
-                }
-                Some(r) => {
-                    offset += one_offset;
-                    let mut c = plain_convolve(&r, &one);
-                    trim(&mut c, &mut offset);
-                    c
-                }
-            });
-        }
-        rest >>= 1;
-        if rest == 0 {
-            break;
-        }
-        one = plain_convolve(&one, &one);
-        one_offset *= 2;
-        trim(&mut one, &mut one_offset);
-    }
+    let (result, offset) = convolution_power(base, lo, k, trim);
     let points: Vec<(f64, f64)> = result
-        .unwrap()
         .iter()
         .enumerate()
         .map(|(i, &m)| {

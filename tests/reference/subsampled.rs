@@ -71,6 +71,42 @@ pub fn plain_convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
 /// from `statrs`), the k-fold sum is formed by plain FFTs with no coarsening, and mass
 /// below 10⁻²⁰ at the ends or at losses above 12 is dropped. Every one of these moves δ(ε) down; the rounding costs up to
 /// k·h (about k·h/2 on average), so the estimate sits below the exact value by about that.
+/// The `k`-fold convolution of `one` (whose index 0 stands at `one_offset`) by repeated
+/// squaring, `trim` applied to every product: the masses and the offset of index 0.
+pub fn convolution_power(
+    mut one: Vec<f64>,
+    mut one_offset: i64,
+    k: u64,
+    trim: impl Fn(&mut Vec<f64>, &mut i64),
+) -> (Vec<f64>, i64) {
+    let (mut result, mut offset): (Option<Vec<f64>>, i64) = (None, 0);
+    let mut rest = k;
+    loop {
+        if rest & 1 == 1 {
+            result = Some(match result {
+                None => {
+                    offset = one_offset;
+                    one.clone()
+                }
+                Some(r) => {
+                    offset += one_offset;
+                    let mut c = plain_convolve(&r, &one);
+                    trim(&mut c, &mut offset);
+                    c
+                }
+            });
+        }
+        rest >>= 1;
+        if rest == 0 {
+            break;
+        }
+        one = plain_convolve(&one, &one);
+        one_offset *= 2;
+        trim(&mut one, &mut one_offset);
+    }
+    (result.expect("k ≥ 1"), offset)
+}
+
 pub fn subsampled_gaussian_optimistic(q: f64, s: f64, k: u64, h: f64, delta: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};
     let n = Normal::new(0.0, 1.0).unwrap();
@@ -110,32 +146,7 @@ pub fn subsampled_gaussian_optimistic(q: f64, s: f64, k: u64, h: f64, delta: f64
         *offset += first as i64;
     };
     trim(&mut one, &mut one_offset);
-    let (mut result, mut offset): (Option<Vec<f64>>, i64) = (None, 0);
-    let mut rest = k;
-    loop {
-        if rest & 1 == 1 {
-            result = Some(match result {
-                None => {
-                    offset = one_offset;
-                    one.clone()
-                }
-                Some(r) => {
-                    offset += one_offset;
-                    let mut c = plain_convolve(&r, &one);
-                    trim(&mut c, &mut offset);
-                    c
-                }
-            });
-        }
-        rest >>= 1;
-        if rest == 0 {
-            break;
-        }
-        one = plain_convolve(&one, &one);
-        one_offset *= 2;
-        trim(&mut one, &mut one_offset);
-    }
-    let result = result.unwrap();
+    let (result, offset) = convolution_power(one, one_offset, k, trim);
     let delta_at = |e: f64| -> f64 {
         (0..result.len())
             .map(|i| (result[i], (offset + i as i64) as f64 * h))
