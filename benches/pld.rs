@@ -101,7 +101,7 @@ fn small_delta_rdp_and_online(c: &mut Criterion) {
     let session = || {
         let acc = OnlineAccountant::renyi_filter(3.0, 1e-6).unwrap();
         let release = Release::laplace(0.05).unwrap();
-        (0..100).filter(|_| acc.charge(&release).is_ok()).count()
+        (0..100).filter(|_| acc.spend(&release).is_ok()).count()
     };
     println!(
         "Rényi filter (3, 1e-6): {} of 100 Laplace(0.05) charges accepted",

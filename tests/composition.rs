@@ -472,8 +472,9 @@ fn accountant_under_eight_threads() {
                     x ^= x << 17;
                     let units = 1 + x % 64; // 1..64 units: mean ≈ 32 → ~25 600 ε requested in all
                     let loss = PrivacyLoss::pure(units as f64 * UNIT).unwrap();
-                    match acc.charge_then(loss, || released.fetch_add(1, Ordering::SeqCst)) {
-                        Ok(_) => {
+                    match acc.spend(loss) {
+                        Ok(()) => {
+                            released.fetch_add(1, Ordering::SeqCst);
                             ok_units += units;
                             ok_count += 1;
                         }

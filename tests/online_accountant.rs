@@ -2,6 +2,8 @@
 //! noise is drawn when it would exceed the budget; a Rényi filter for adaptively chosen
 //! releases beside the non-adaptive (fixed-sequence) composition.
 
+mod common;
+
 use dpmech::composition::closed::Bound;
 use dpmech::composition::online::{OnlineAccountant, Release, Rule};
 use dpmech::composition::pld::{Grid, Pld};
@@ -30,20 +32,17 @@ fn adaptive_session_stops_exactly_at_the_budget_under_the_filter() {
     let (mut accepted, mut sum_eps) = (0u64, 0.0f64);
     let mut refused_at = None;
     for i in 0..100u64 {
-        // Adaptive choice: a smaller ε after an answer above the truth, larger below,
-        // scaled by a seeded draw.
-        let u = (decide.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        let eps = if last > truth {
-            0.02 + 0.06 * u
-        } else {
-            0.05 + 0.15 * u
-        };
+        // Adaptive choice: a smaller ε after an answer above the truth, larger below.
+        let eps = common::next_epsilon(&mut decide, last, truth, (0.02, 0.06), (0.05, 0.15));
         let release = Release::laplace(eps).unwrap();
         let mechanism = Laplace::new(1.0, eps).unwrap();
         let (before, _) = acc.filter_level().unwrap();
         let spent_before = acc.spent(delta).unwrap();
         let rng_before = noise.clone();
-        match acc.release(&release, &mechanism, truth, &mut noise) {
+        match acc
+            .spend(&release)
+            .and_then(|()| mechanism.release(truth, &mut noise))
+        {
             Ok(y) => {
                 last = y;
                 accepted += 1;
@@ -97,7 +96,7 @@ fn filter_admits_exactly_the_number_that_fits() {
     let release = Release::gaussian(20.0, 1.0).unwrap();
     let r = release.rdp_curve().unwrap().at(acc.order_index());
     let mut n = 0u64;
-    while acc.charge(&release).is_ok() {
+    while acc.spend(&release).is_ok() {
         n += 1;
         assert!(n < 100_000);
     }
@@ -130,7 +129,10 @@ fn fixed_sequence_refuses_before_drawing_and_matches_the_declared_plan() {
     loop {
         let before = rng.clone();
         let spent = acc.spent(delta).unwrap();
-        match acc.release(&release, &mechanism, 1.0, &mut rng) {
+        match acc
+            .spend(&release)
+            .and_then(|()| mechanism.release(1.0, &mut rng))
+        {
             Ok(_) => n += 1,
             Err(Error::BudgetExceeded { requested, .. }) => {
                 assert!(requested.epsilon().unwrap() > epsilon);
@@ -182,7 +184,7 @@ fn mixed_releases_and_thread_safety() {
                     2 => Release::zcdp(0.01).unwrap(),
                     _ => Release::rdp(RdpCurve::poisson_subsampled_gaussian(1.0, 1.0, 0.01).unwrap()),
                 };
-                (0..5).filter(|_| acc.charge(&r).is_ok()).count()
+                (0..5).filter(|_| acc.spend(&r).is_ok()).count()
             })
         })
         .collect();
@@ -196,6 +198,6 @@ fn mixed_releases_and_thread_safety() {
     assert!(spent.epsilon <= 5.0);
     // An (ε, δ) release is charged under the fixed-sequence rule (sequential / PLD).
     let acc = OnlineAccountant::fixed_sequence(1.0, 1e-5).unwrap();
-    acc.charge(&Release::approximate(0.5, 1e-7).unwrap()).unwrap();
-    assert!(acc.charge(&Release::approximate(0.6, 1e-7).unwrap()).is_err());
+    acc.spend(&Release::approximate(0.5, 1e-7).unwrap()).unwrap();
+    assert!(acc.spend(&Release::approximate(0.6, 1e-7).unwrap()).is_err());
 }

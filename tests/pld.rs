@@ -308,6 +308,7 @@ fn subsampled_gaussian_dp_sgd_settings_at_the_default_grid() {
 #[test]
 fn pld_accountant_refuses_before_drawing_and_reports_what_was_spent() {
     use dpmech::audit::CountingRng;
+    use dpmech::composition::Charge;
     use dpmech::composition::pld::{PldAccountant, PldStep};
     use dpmech::{Gaussian, Laplace};
     use rand_chacha::ChaCha20Rng;
@@ -335,20 +336,22 @@ fn pld_accountant_refuses_before_drawing_and_reports_what_was_spent() {
     let gaussian = Gaussian::classical(1.0, 0.9, 1e-6).unwrap();
     let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(3));
     for _ in 0..3 {
-        acc.release("count", &laplace, 10.0, &mut rng).unwrap();
+        acc.release(Charge::of(&laplace).labelled("count"), 10.0, &mut rng)
+            .unwrap();
     }
     let spent_counts = acc.spent(1e-6).unwrap().epsilon().unwrap();
     let draws = rng.draws();
     assert!(matches!(
-        acc.release("count", &laplace, 10.0, &mut rng),
+        acc.release(Charge::of(&laplace).labelled("count"), 10.0, &mut rng),
         Err(Error::BudgetExceeded { .. })
     ));
     assert!(matches!(
-        acc.release("mean", &laplace, 10.0, &mut rng),
+        acc.release(Charge::of(&laplace).labelled("mean"), 10.0, &mut rng),
         Err(Error::IncompatibleLoss { .. })
     ));
     assert_eq!(rng.draws(), draws, "refused releases draw nothing");
-    acc.release("sum", &gaussian, 10.0, &mut rng).unwrap();
+    acc.release(Charge::of(&gaussian).labelled("sum"), 10.0, &mut rng)
+        .unwrap();
     let spent = acc.spent(1e-6).unwrap().epsilon().unwrap();
     println!("spent after 3 counts: {spent_counts:.4}, after one sum more: {spent:.4}");
     assert!(spent_counts <= 1.5 && spent > spent_counts && spent <= total);

@@ -1,29 +1,51 @@
 //! The privacy accountant: a thread-safe budget that charges **before** a mechanism
 //! draws its noise and refuses any charge that would exceed the budget.
 //!
-//! # Rules used
+//! # Rules used, and which sessions they cover
 //!
-//! The running total uses only composition rules that stay valid when each charge is
-//! chosen **adaptively** (after seeing earlier outputs):
+//! An accountant runs in one of two modes ([`Adaptivity`]):
 //!
-//! | budget | accepted charges | running total |
-//! | --- | --- | --- |
-//! | [`PrivacyLoss::Pure`] ε | pure | Σε (sequential composition) |
-//! | [`PrivacyLoss::Approximate`] (ε, δ) | pure (δ = 0), approximate | Σε, Σδ |
-//! | [`PrivacyLoss::Zcdp`] ρ | zCDP; pure ε counted as ρ = ε²/2 | Σρ |
-//! | a declared [`Plan`] (k steps of ε₀) | pure with ε ≤ ε₀, each counted as ε₀ | at most k steps |
+//! * **[`Adaptivity::FixedSequence`]** (the default: [`Accountant::new`], `pure`,
+//!   `approximate`, `zcdp`, [`Accountant::with_plan`]) — the guarantee of a sequence
+//!   of mechanisms fixed in advance; the queries they answer may be chosen adaptively.
+//! * **[`Adaptivity::Filter`]** ([`Accountant::filter`]) — a privacy filter: the
+//!   guarantee holds even when each mechanism **and its parameters** (ε, δ, ρ) are chosen
+//!   from earlier outputs, e.g. a notebook or an SQL session that picks the next query's
+//!   ε after seeing the last answer.
 //!
-//! Charging approximate DP to a zCDP budget, or zCDP to an ε/(ε, δ) budget, is an
-//! [`Error::IncompatibleLoss`]: the conversion needs a choice (of δ) that the caller
-//! must make explicitly with [`super::zcdp`]. [`PrivacyLoss::RandomDp`] charges are
-//! always refused: random DP (e.g. from the sensitivity sampler) is a guarantee over a
-//! data distribution, not a worst-case one, and cannot be counted against a worst-case
-//! budget. A random-DP budget is refused for the same reason.
+//! | budget | accepted charges | running total | fixed sequence | filter |
+//! | --- | --- | --- | --- | --- |
+//! | [`PrivacyLoss::Pure`] ε | pure | Σε (sequential composition) | ✓ | ✓ (basic composition is a filter) |
+//! | [`PrivacyLoss::Approximate`] (ε, δ) | pure (δ = 0), approximate | Σε, Σδ | ✓ | ✓ (basic composition is a filter) |
+//! | [`PrivacyLoss::Zcdp`] ρ | zCDP; pure ε counted as ρ = ε²/2 | Σρ | ✓ | ✓ (a Rényi filter at every order) |
+//! | a declared [`Plan`] (k steps of ε₀) | pure with ε ≤ ε₀, each counted as ε₀ | at most k steps | ✓ | — |
+//! | [`Accountant::filter`] of (ε, δ), δ > 0 | pure, zCDP | Rényi filter `Σ Rᵢ(α) ≤ B(α)` | ✓ | ✓ (Feldman & Zrnic 2021) |
 //!
-//! Advanced (Dwork–Rothblum–Vadhan) and optimal (Kairouz–Oh–Viswanath) composition
-//! hold when k and ε are **fixed before the first release**; with adaptively chosen ε
-//! they need privacy filters (Rogers, Roth, Ullman & Vadhan 2016), which this crate
-//! does not implement. They are therefore offered only through [`Accountant::with_plan`].
+//! The sums of the first three rows are **basic composition, which is itself a valid
+//! privacy filter** (Rogers, Roth, Ullman & Vadhan 2016; for Σρ, the Rényi filter of
+//! Feldman & Zrnic 2021 at every order at once): for those budgets both modes apply the
+//! same rule and the guarantee covers adaptive sessions either way; [`Accountant::filter`]
+//! of a pure or zCDP budget only records the mode. What differs is an `(ε, δ)` budget:
+//! by default pure and approximate charges are summed (Σε, Σδ); under the filter pure
+//! and zCDP charges are counted by their Rényi-DP bounds (the last row), so many small
+//! charges cost about their square-root sum — and `(ε, δ)` charges with δ > 0, which
+//! have no RDP bound, are refused. A declared [`Plan`] (advanced or optimal
+//! composition) holds only for k and ε₀ fixed before the first release, so it has no
+//! filter mode.
+//!
+//! Charging approximate DP to a zCDP budget, or zCDP to an ε/(ε, δ) budget (outside a
+//! Rényi filter), is an [`Error::IncompatibleLoss`]: the conversion needs a choice (of
+//! δ) that the caller must make explicitly with [`super::zcdp`]. [`PrivacyLoss::RandomDp`]
+//! charges are always refused: random DP (e.g. from the sensitivity sampler) is a
+//! guarantee over a data distribution, not a worst-case one, and cannot be counted
+//! against a worst-case budget. A random-DP budget is refused for the same reason.
+//!
+//! # Charging
+//!
+//! Two verbs, as for the other accountants ([`Charge`]): [`Accountant::spend`] a
+//! guarantee (a [`PrivacyLoss`], or a [`Charge`] of one with a ledger label and/or the
+//! neighbouring relation it was stated for), or [`Accountant::release`] a mechanism (a
+//! `&M`, or a [`Charge::of`] it): charged first, drawn only if the charge was accepted.
 //!
 //! # Safety of the arithmetic
 //!
@@ -34,15 +56,17 @@
 //! ```
 //! use dpmech::{Accountant, PrivacyLoss};
 //! let acc = Accountant::pure(1.0)?;
-//! let released = acc.run("mean age", PrivacyLoss::pure(0.75)?, || 42.0)?;
-//! assert_eq!(released, 42.0);
-//! // A second 0.75 would exceed the budget: refused, and the closure is not called.
-//! let refused = acc.charge_then(PrivacyLoss::pure(0.75)?, || unreachable!());
+//! acc.spend(PrivacyLoss::pure(0.75)?)?;
+//! // A second 0.75 would exceed the budget: refused, and nothing is charged.
+//! let refused = acc.spend(PrivacyLoss::pure(0.75)?);
 //! assert!(matches!(refused, Err(dpmech::Error::BudgetExceeded { .. })));
 //! assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.25 });
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
+use super::charge::Charge;
+use super::online::RenyiFilter;
+use super::rdp::RdpCurve;
 use super::{advanced, optimal, validate_loss};
 use crate::mechanisms::Mechanism;
 use crate::privacy::round::{add_up, sub_down};
@@ -186,7 +210,22 @@ struct State {
     delta: f64,
     rho: f64,
     steps: u64,
+    /// Σ Rᵢ(α) at a Rényi filter's order.
+    filter_sum: f64,
     ledger: Vec<LedgerEntry>,
+}
+
+/// Which sessions the accountant's guarantee covers (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Adaptivity {
+    /// Composition of a sequence of mechanisms fixed in advance (the queries they answer
+    /// may be adaptive): the default, and the only mode for a declared [`Plan`].
+    #[default]
+    FixedSequence,
+    /// A privacy filter: the budget holds even when each mechanism and its parameters
+    /// (its ε, δ or ρ) are chosen from earlier outputs.
+    Filter,
 }
 
 /// A thread-safe privacy budget (`Send + Sync`, a `Mutex` inside). Deliberately not
@@ -195,6 +234,9 @@ struct State {
 pub struct Accountant {
     budget: PrivacyLoss,
     plan: Option<Plan>,
+    adaptivity: Adaptivity,
+    /// The Rényi filter of an `(ε, δ)` budget (δ > 0) in [`Adaptivity::Filter`] mode.
+    renyi: Option<RenyiFilter>,
     relation: Neighbouring,
     state: Mutex<State>,
 }
@@ -218,9 +260,79 @@ impl Accountant {
         Ok(Self {
             budget,
             plan: None,
+            adaptivity: Adaptivity::FixedSequence,
+            renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
         })
+    }
+
+    /// A **privacy filter** for `budget`: the guarantee holds for adaptively chosen
+    /// releases — each mechanism and its ε, δ or ρ may depend on earlier outputs — and
+    /// a charge that would exceed the budget is refused before anything is drawn.
+    ///
+    /// | budget | rule | why it is a filter |
+    /// | --- | --- | --- |
+    /// | pure ε | Σε ≤ ε (as [`Accountant::pure`]) | basic composition is a valid filter (Rogers, Roth, Ullman & Vadhan 2016) |
+    /// | ρ-zCDP | Σρ ≤ ρ, pure ε counted as ε²/2 (as [`Accountant::zcdp`]) | a Rényi filter at every order α at once (Feldman & Zrnic 2021, Thm 3.1) |
+    /// | `(ε, δ)`, δ > 0 | Rényi filter: `Σ Rᵢ(α) ≤ B(α)` at one order α | Feldman & Zrnic 2021, Thm 3.1, then the RDP → `(ε, δ)` conversion of Canonne, Kamath & Steinke 2020 |
+    ///
+    /// For an `(ε, δ)` budget the order α is the one of [`ORDERS`](super::rdp::ORDERS)
+    /// maximising `B(α)/α` (chosen from the budget alone), with
+    /// `B = ε − ln(1 − 1/α) − (ln(1/δ) − ln α)/(α − 1)` rounded down. A pure ε-DP charge
+    /// counts its RDP bound at α (that of randomized response, which dominates every
+    /// ε-DP mechanism), a ρ-zCDP charge `αρ`; an `(ε, δ)` charge with δ > 0 has no RDP
+    /// bound and is refused ([`Error::IncompatibleLoss`]). Many small charges then cost
+    /// about their square-root sum instead of Σε; a few large ones may cost more than
+    /// Σε, which [`Accountant::approximate`] (basic composition, also a valid filter)
+    /// would give. [`spent`](Self::spent) is the filter's sum converted at the budget's δ,
+    /// [`remaining`](Self::remaining) the largest ρ-zCDP charge that still fits.
+    ///
+    /// ```
+    /// use dpmech::composition::Adaptivity;
+    /// use dpmech::{Accountant, Laplace, PrivacyLoss};
+    /// use rand_chacha::ChaCha20Rng;
+    /// use rand_core::SeedableRng;
+    /// let acc = Accountant::filter(PrivacyLoss::approximate(1.0, 1e-6)?)?;
+    /// assert_eq!(acc.adaptivity(), Adaptivity::Filter);
+    /// let mut rng = ChaCha20Rng::seed_from_u64(5);
+    /// let (mut eps, mut n) = (0.05, 0);
+    /// // The next ε depends on the last output: only a filter's guarantee covers this.
+    /// while let Ok(y) = acc.release(&Laplace::new(1.0, eps)?, 10.0, &mut rng) {
+    ///     eps = if y > 10.0 { 0.03 } else { 0.06 };
+    ///     n += 1;
+    /// }
+    /// assert!(acc.spent().epsilon().unwrap() <= 1.0);
+    /// assert!(n > 20); // Σε of the accepted releases exceeds 1
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Accountant::new`]; for an `(ε, δ)` budget with δ > 0,
+    /// [`Error::Unattainable`] if no order leaves a positive RDP budget (ε far below
+    /// `ln(1/δ)/4096`).
+    pub fn filter(budget: PrivacyLoss) -> Result<Self, Error> {
+        let mut acc = Self::new(budget)?;
+        acc.adaptivity = Adaptivity::Filter;
+        if let PrivacyLoss::Approximate { epsilon, delta } = acc.budget
+            && delta > 0.0
+        {
+            acc.renyi = Some(RenyiFilter::best(epsilon, delta)?);
+        }
+        Ok(acc)
+    }
+
+    /// Which sessions the guarantee covers: [`Adaptivity::Filter`] for an accountant
+    /// built by [`Accountant::filter`], else [`Adaptivity::FixedSequence`].
+    pub fn adaptivity(&self) -> Adaptivity {
+        self.adaptivity
+    }
+
+    /// Under a Rényi filter ([`Accountant::filter`] of an `(ε, δ)` budget, δ > 0): its
+    /// order α, running sum `Σ Rᵢ(α)` and RDP budget `B`; `None` otherwise.
+    pub fn filter_level(&self) -> Option<(f64, f64, f64)> {
+        self.renyi.map(|f| (f.order(), self.lock().filter_sum, f.budget))
     }
 
     /// A pure ε budget (sequential composition).
@@ -276,6 +388,8 @@ impl Accountant {
         Ok(Self {
             budget,
             plan: Some(plan),
+            adaptivity: Adaptivity::FixedSequence,
+            renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
         })
@@ -283,19 +397,20 @@ impl Accountant {
 
     /// The same accountant for datasets that are neighbours under `relation` (the
     /// default is [`Neighbouring::AddRemove`]). Every charge whose guarantee is stated
-    /// for another relation is converted first ([`Accountant::release_stated`]): an
+    /// for another relation is converted first (a [`Charge`] with a relation): an
     /// add/remove guarantee counts double under substitution (group privacy, see
     /// [`convert_loss`]); a substitution-only guarantee (e.g. a mean over a public
     /// count) cannot be charged to an add/remove budget and is refused.
     ///
     /// ```
+    /// use dpmech::composition::Charge;
     /// use dpmech::{Accountant, PrivacyLoss};
-    /// use dpmech::sensitivity::Neighbouring;
-    /// let acc = Accountant::pure(1.0)?.with_relation(Neighbouring::Substitute);
-    /// acc.spend_stated(Neighbouring::AddRemove, PrivacyLoss::pure(0.25)?)?; // counts 0.5
+    /// use dpmech::sensitivity::Neighbouring::{AddRemove, Substitute};
+    /// let acc = Accountant::pure(1.0)?.with_relation(Substitute);
+    /// acc.spend(Charge::new(PrivacyLoss::pure(0.25)?).relation(AddRemove))?; // counts 0.5
     /// assert_eq!(acc.remaining(), PrivacyLoss::pure(0.5)?);
     /// let unbounded = Accountant::pure(1.0)?; // add/remove
-    /// assert!(unbounded.spend_stated(Neighbouring::Substitute, PrivacyLoss::pure(0.25)?).is_err());
+    /// assert!(unbounded.spend(Charge::new(PrivacyLoss::pure(0.25)?).relation(Substitute)).is_err());
     /// # Ok::<(), dpmech::Error>(())
     /// ```
     pub fn with_relation(mut self, relation: Neighbouring) -> Self {
@@ -332,6 +447,16 @@ impl Accountant {
                 reason: "random-DP charges cannot be counted against a worst-case budget",
             });
         }
+        if self.renyi.is_some() {
+            return match loss {
+                PrivacyLoss::Pure { .. } | PrivacyLoss::Zcdp { .. } => Ok(loss),
+                PrivacyLoss::Approximate { epsilon, delta: 0.0 } => Ok(PrivacyLoss::Pure { epsilon }),
+                _ => Err(Error::IncompatibleLoss {
+                    reason: "a Renyi filter accepts pure-DP and zCDP charges only: an (epsilon, delta) \
+                             charge with delta > 0 has no RDP bound",
+                }),
+            };
+        }
         if let Some(plan) = &self.plan {
             return match loss {
                 PrivacyLoss::Pure { epsilon } if epsilon <= plan.per_step_epsilon => Ok(PrivacyLoss::Pure {
@@ -367,6 +492,11 @@ impl Accountant {
 
     fn remaining_locked(&self, state: &State) -> PrivacyLoss {
         let left = |budget: f64, spent: f64| sub_down(budget, spent).max(0.0);
+        if let Some(filter) = &self.renyi {
+            return PrivacyLoss::Zcdp {
+                rho: filter.remaining_rho(state.filter_sum),
+            };
+        }
         if let Some(plan) = &self.plan {
             let epsilon = if state.steps < plan.steps {
                 plan.per_step_epsilon
@@ -390,10 +520,6 @@ impl Accountant {
         }
     }
 
-    fn charge(&self, loss: PrivacyLoss, label: Option<&str>) -> Result<(), Error> {
-        self.charge_stated(loss, self.relation, label)
-    }
-
     /// Charges `loss`, a guarantee stated for neighbours under `stated`.
     fn charge_stated(
         &self,
@@ -402,12 +528,24 @@ impl Accountant {
         label: Option<&str>,
     ) -> Result<(), Error> {
         let charged = self.convert(convert_loss(loss, stated, self.relation)?)?;
+        // The charge's RDP bound at a Rényi filter's order (computed before locking).
+        let rdp = match (&self.renyi, charged) {
+            (Some(f), PrivacyLoss::Pure { epsilon }) => Some(RdpCurve::pure(epsilon)?.at(f.index)),
+            (Some(f), PrivacyLoss::Zcdp { rho }) => Some(RdpCurve::zcdp(rho)?.at(f.index)),
+            _ => None,
+        };
         let mut state = self.lock();
         let refuse = |state: &State| Error::BudgetExceeded {
             requested: loss,
             remaining: self.remaining_locked(state),
         };
         match (&self.plan, self.budget, charged) {
+            _ if self.renyi.is_some() => {
+                let (Some(filter), Some(r)) = (&self.renyi, rdp) else {
+                    return Err(refuse(&state));
+                };
+                state.filter_sum = filter.add(state.filter_sum, r).map_err(|_| refuse(&state))?;
+            }
             (Some(plan), _, _) => {
                 if state.steps >= plan.steps {
                     return Err(refuse(&state));
@@ -458,63 +596,53 @@ impl Accountant {
         Ok(())
     }
 
-    /// Atomically charges `loss`, or refuses with [`Error::BudgetExceeded`] (naming the
-    /// requested and remaining budget) and charges nothing. Incompatible kinds give
-    /// [`Error::IncompatibleLoss`], invalid parameters their own errors.
+    /// Atomically charges a guarantee — a [`PrivacyLoss`], or a [`Charge`] of one with a
+    /// ledger label and/or the neighbouring relation it was stated for (converted to this
+    /// budget's [`relation`](Accountant::relation) first; the ledger keeps both) — or
+    /// refuses with [`Error::BudgetExceeded`] (naming the requested and remaining budget)
+    /// and charges nothing. Call it before the release it pays for draws anything
+    /// ([`release`](Self::release) does both).
+    ///
+    /// ```
+    /// use dpmech::composition::Charge;
+    /// use dpmech::{Accountant, PrivacyLoss};
+    /// let acc = Accountant::pure(1.0)?;
+    /// acc.spend(PrivacyLoss::pure(0.25)?)?;
+    /// acc.spend(Charge::new(PrivacyLoss::pure(0.5)?).labelled("mean age"))?;
+    /// // A third charge of 0.5 would exceed the budget: refused, nothing charged.
+    /// assert!(matches!(acc.spend(PrivacyLoss::pure(0.5)?), Err(dpmech::Error::BudgetExceeded { .. })));
+    /// assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.25 });
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// * the variant of an invalid field ([`Error::InvalidEpsilon`], [`Error::InvalidDelta`],
-    ///   [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ) of `loss`, or when converting it to this budget's relation or
-    ///   kind takes a parameter out of its domain (e.g. `(1 + e^ε)δ ≥ 1`, or ε²/2 = +∞);
-    /// * [`Error::IncompatibleLoss`] if `loss` is random DP, is stated only for
+    ///   [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ) of the loss, or when
+    ///   converting it to this budget's relation or kind takes a parameter out of its
+    ///   domain (e.g. `(1 + e^ε)δ ≥ 1`, or ε²/2 = +∞);
+    /// * [`Error::IncompatibleLoss`] if the loss is random DP, is stated only for
     ///   substitution while the budget protects add/remove, or is of a kind the budget does
-    ///   not accept (see the [module docs](self); a plan accepts pure DP only);
+    ///   not accept (see the [module docs](self); a plan accepts pure DP only, a Rényi
+    ///   filter no `(ε, δ)` with δ > 0);
     /// * [`Error::BudgetExceeded`] if it does not fit what is left (for a plan: ε above ε₀,
     ///   or no step left).
     ///
     /// Nothing is charged when an error is returned.
-    pub fn spend(&self, loss: PrivacyLoss) -> Result<(), Error> {
-        self.charge(loss, None)
-    }
-
-    /// [`Accountant::spend`] with a label recorded in the ledger.
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`].
-    pub fn spend_labelled(&self, label: &str, loss: PrivacyLoss) -> Result<(), Error> {
-        self.charge(loss, Some(label))
-    }
-
-    /// Charges `loss` and only then calls `f` (the mechanism); when the charge is
-    /// refused, `f` is **not** called and nothing is released. The charge is not
-    /// refunded if `f` fails: validate the mechanism's parameters (build it) before
-    /// calling this, and let `f` only draw the noise.
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`]. `f` is not called then.
-    pub fn charge_then<T>(&self, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
-        self.charge(loss, None)?;
-        Ok(f())
-    }
-
-    /// [`Accountant::charge_then`] with a label recorded in the ledger.
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`]. `f` is not called then.
-    pub fn run<T>(&self, label: &str, loss: PrivacyLoss, f: impl FnOnce() -> T) -> Result<T, Error> {
-        self.charge(loss, Some(label))?;
-        Ok(f())
+    pub fn spend(&self, charge: impl Into<Charge>) -> Result<(), Error> {
+        let charge = charge.into();
+        let stated = charge.stated_relation().unwrap_or(self.relation);
+        self.charge_stated(charge.loss(), stated, charge.label())
     }
 
     /// Charges `mechanism`'s [`privacy_loss`](Mechanism::privacy_loss), then releases
     /// `input` through it: the one generic path from a budget to a private output. A
-    /// refused charge returns the error before any randomness is drawn. The ledger
-    /// entry is labelled with the mechanism's type name ([`Accountant::release_labelled`]
-    /// to choose it). An input the mechanism refuses (e.g. a non-finite query answer)
+    /// refused charge returns the error before any randomness is drawn. `mechanism` is a
+    /// `&M` (the ledger entry is labelled with its type name, its guarantee taken as
+    /// stated for this budget's relation) or a [`Charge::of`] it with a label and/or
+    /// the relation its guarantee was stated for (e.g. calibrated to a sensitivity under
+    /// that relation: converted as in [`spend`](Self::spend); the `statistics` releases
+    /// go through it). An input the mechanism refuses (e.g. a non-finite query answer)
     /// is refused after the charge, which is not refunded: that errs on the safe side.
     ///
     /// ```
@@ -530,6 +658,7 @@ impl Accountant {
     /// let draws = rng.draws();
     /// assert!(accountant.release(&mean_age, 38.2, &mut rng).is_err());
     /// assert_eq!(rng.draws(), draws);
+    /// assert_eq!(accountant.ledger()[0].label.as_deref(), Some("Laplace"));
     /// # Ok::<(), dpmech::Error>(())
     /// ```
     ///
@@ -538,39 +667,37 @@ impl Accountant {
     /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
     /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
     /// refuses `input` (the charge is not refunded).
-    pub fn release<I, M, R>(&self, mechanism: &M, input: I, rng: &mut R) -> Result<M::Output, Error>
+    pub fn release<'m, I, M, R>(
+        &self,
+        mechanism: impl Into<Charge<&'m M>>,
+        input: I,
+        rng: &mut R,
+    ) -> Result<M::Output, Error>
     where
-        M: Mechanism<I> + ?Sized,
+        M: Mechanism<I> + ?Sized + 'm,
         R: CryptoRng + ?Sized,
     {
-        let name = std::any::type_name::<M>();
-        let label = name.rsplit("::").next().unwrap_or(name);
-        self.release_labelled(label, mechanism, input, rng)
+        let charge = mechanism.into();
+        let m = charge.mechanism();
+        let labelled = match charge.label() {
+            Some(_) => charge,
+            None => {
+                let name = std::any::type_name::<M>();
+                charge.labelled(name.rsplit("::").next().unwrap_or(name))
+            }
+        };
+        self.spend(labelled.map(|m: &M| m.privacy_loss()))?;
+        m.release(input, rng)
     }
 
-    /// [`Accountant::spend`] for a guarantee stated for neighbours under `stated`,
-    /// converted to this budget's [`relation`](Accountant::relation) first (the ledger
-    /// keeps both).
+    /// Transitional: [`release`](Self::release) of `Charge::of(mechanism).labelled(label)
+    /// .relation(stated)`, kept only until the callers written before [`Charge`] are
+    /// migrated; not part of the documented API.
     ///
     /// # Errors
     ///
-    /// As [`Accountant::spend`], the conversion being from `stated`.
-    pub fn spend_stated(&self, stated: Neighbouring, loss: PrivacyLoss) -> Result<(), Error> {
-        self.charge_stated(loss, stated, None)
-    }
-
-    /// [`Accountant::release_labelled`] for a mechanism whose guarantee is stated for
-    /// neighbours under `stated` (e.g. calibrated to a sensitivity under that relation):
-    /// the charge is converted to this budget's relation before anything is drawn, or
-    /// refused ([`Error::IncompatibleLoss`]) when no conversion exists. The
-    /// `statistics` releases go through it.
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
-    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
-    /// refuses `input` (the charge is not refunded).
-    /// The conversion is from `stated`.
+    /// As [`release`](Self::release).
+    #[doc(hidden)]
     pub fn release_stated<I, M, R>(
         &self,
         label: &str,
@@ -583,34 +710,13 @@ impl Accountant {
         M: Mechanism<I> + ?Sized,
         R: CryptoRng + ?Sized,
     {
-        self.charge_stated(mechanism.privacy_loss(), stated, Some(label))?;
-        mechanism.release(input, rng)
-    }
-
-    /// [`Accountant::release`] with a label of the caller's choice in the ledger (the
-    /// mechanism's guarantee taken as stated for this budget's relation).
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
-    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
-    /// refuses `input` (the charge is not refunded).
-    pub fn release_labelled<I, M, R>(
-        &self,
-        label: &str,
-        mechanism: &M,
-        input: I,
-        rng: &mut R,
-    ) -> Result<M::Output, Error>
-    where
-        M: Mechanism<I> + ?Sized,
-        R: CryptoRng + ?Sized,
-    {
-        self.release_stated(label, self.relation, mechanism, input, rng)
+        self.release(Charge::of(mechanism).labelled(label).relation(stated), input, rng)
     }
 
     /// What is left, rounded down. Same kind as the budget; for a plan, `Pure { ε₀ }`
-    /// while steps remain (the largest single charge allowed) and `Pure { 0 }` after.
+    /// while steps remain (the largest single charge allowed) and `Pure { 0 }` after;
+    /// under a Rényi filter ([`Accountant::filter`] of an `(ε, δ)` budget), `Zcdp { ρ }`
+    /// for the largest ρ-zCDP charge that still fits (`Σ Rᵢ(α) + αρ ≤ B`).
     pub fn remaining(&self) -> PrivacyLoss {
         let state = self.lock();
         self.remaining_locked(&state)
@@ -618,9 +724,24 @@ impl Accountant {
 
     /// What was spent, rounded up. Same kind as the budget (a zero charge total is
     /// reported with ε, δ or ρ = 0). For a plan: the guarantee of the steps taken so far
-    /// under the plan's rule (`Pure { 0 }` before the first).
+    /// under the plan's rule (`Pure { 0 }` before the first). Under a Rényi filter: the
+    /// filter's sum converted at the budget's δ, `Approximate { ε, δ }` (`(0, 0)` before
+    /// the first charge) — how much of the budget the filter has used; the guarantee of
+    /// the adaptive session is the budget.
     pub fn spent(&self) -> PrivacyLoss {
         let state = self.lock();
+        if let (Some(filter), PrivacyLoss::Approximate { delta, .. }) = (&self.renyi, self.budget) {
+            if state.steps == 0 {
+                return PrivacyLoss::Approximate {
+                    epsilon: 0.0,
+                    delta: 0.0,
+                };
+            }
+            return PrivacyLoss::Approximate {
+                epsilon: filter.epsilon(state.filter_sum, delta),
+                delta,
+            };
+        }
         if let Some(plan) = &self.plan {
             if state.steps == 0 {
                 return PrivacyLoss::Pure { epsilon: 0.0 };
@@ -688,7 +809,8 @@ mod tests {
             Err(Error::InvalidEpsilon { .. })
         ));
         let a = Accountant::approximate(1.0, 1e-6).unwrap();
-        a.spend_labelled("q1", PrivacyLoss::pure(0.5).unwrap()).unwrap();
+        a.spend(Charge::new(PrivacyLoss::pure(0.5).unwrap()).labelled("q1"))
+            .unwrap();
         a.spend(PrivacyLoss::approximate(0.5, 1e-6).unwrap()).unwrap();
         assert!(matches!(
             a.spend(PrivacyLoss::approximate(1e-9, 1e-12).unwrap()),

@@ -187,9 +187,9 @@ pub fn max_epsilon_per_step(k: u64, epsilon_total: f64, delta_slack: f64) -> Res
 /// # Errors
 ///
 /// [`Error::InvalidParameter`] (`k`) if `k = 0`; [`Error::InvalidEpsilon`] if `epsilon`
-/// is not finite and positive; [`Error::InvalidParameter`] (`epsilon_total`) if
-/// `epsilon_total` is not finite and ≥ 0, is at or below `kε(e^ε − 1)`, or is too small
-/// for any δ′ < 1.
+/// is not finite and positive, or `epsilon_total` not finite and ≥ 0;
+/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon_total` is at or below
+/// `kε(e^ε − 1)`, or is too small for any δ′ < 1.
 pub fn delta_slack_for(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
     let kf = check_steps(k)?;
     let e = check_epsilon(epsilon)?;

@@ -17,6 +17,7 @@
 //! | zero-concentrated DP (Bun–Steinke 2016) | [`sequential()`] on ρ, [`zcdp`] module | Σρ; ρ → (ε, δ) simple and tight (CKS 2020) | yes |
 //! | Rényi DP (Mironov 2017) | [`rdp`] module ([`rdp::RdpCurve`]) | order-wise Σ of RDP curves; → (ε, δ) by CKS 2020 | the curves fixed in advance: yes; curves chosen adaptively: only through the Rényi filter of [`online`] |
 //! | privacy loss distributions | [`pld`] module | certified numerical composition, never above the closed forms ([`closed`]) | mechanisms fixed in advance (queries may be adaptive) |
+//! | budget accountant | [`Accountant`] (charged by [`Charge`]) | Σε, Σδ, Σρ; a declared [`Plan`]; [`Accountant::filter`]: a Rényi filter for (ε, δ) budgets | sums and filter: yes, even the parameters; a plan: only with k and ε₀ fixed up front |
 //! | online accounting | [`online::OnlineAccountant`] | one release at a time: fixed-sequence rule (PLD + closed forms) or Rényi filter (Feldman & Zrnic 2021) | filter: yes, even the mechanisms and their parameters; fixed-sequence: no |
 //!
 //! Every function validates its arguments first and returns a typed [`Error`] — never
@@ -39,6 +40,7 @@
 
 pub mod accountant;
 pub mod advanced;
+pub mod charge;
 pub mod closed;
 pub mod online;
 pub mod optimal;
@@ -48,8 +50,9 @@ pub mod rdp;
 pub mod sequential;
 pub mod zcdp;
 
-pub use accountant::{Accountant, LedgerEntry, Plan, PlanRule};
+pub use accountant::{Accountant, Adaptivity, LedgerEntry, Plan, PlanRule};
 pub use advanced::advanced;
+pub use charge::Charge;
 pub use optimal::optimal;
 pub use parallel::{Part, parallel, parallel_public_sizes};
 pub use sequential::sequential;
@@ -107,16 +110,13 @@ pub(crate) fn check_steps(k: u64) -> Result<f64, Error> {
     Ok(crate::privacy::round::u64_up(k))
 }
 
-/// Validates a total ε that may be 0 (as in δ(ε_total)): finite and ≥ 0.
+/// Validates a total ε that may be 0 (as in δ(ε_total)): finite and ≥ 0, else
+/// [`Error::InvalidEpsilon`] (NaN, negative and infinite values are no ε at all).
 pub(crate) fn check_epsilon_total(value: f64) -> Result<f64, Error> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(Error::InvalidParameter {
-            name: "epsilon_total",
-            value,
-            reason: "the total epsilon must be finite and >= 0",
-        })
+        Err(Error::InvalidEpsilon { value })
     }
 }
 

@@ -30,10 +30,12 @@
 //! guarantee for the adaptive session.
 //!
 //! The accountant is thread-safe: a charge holds a lock from the check to the record,
-//! and a refused charge records nothing.
+//! and a refused charge records nothing. It charges like the other accountants
+//! (see [`Charge`]): [`OnlineAccountant::spend`] a [`Release`] description, or
+//! [`OnlineAccountant::release`] a mechanism.
 //!
 //! ```
-//! use dpmech::composition::online::{OnlineAccountant, Release};
+//! use dpmech::composition::online::OnlineAccountant;
 //! use dpmech::{DefaultRng, Error, Laplace};
 //! let acc = OnlineAccountant::renyi_filter(1.0, 1e-6)?;
 //! let mut rng = DefaultRng::from_os()?;
@@ -41,7 +43,7 @@
 //! let mut answers = 0;
 //! // The next ε is chosen from the last output: only the filter is valid here.
 //! let refusal = loop {
-//!     match acc.release(&Release::laplace(eps)?, &Laplace::new(1.0, eps)?, 12.0, &mut rng) {
+//!     match acc.release(&Laplace::new(1.0, eps)?, 12.0, &mut rng) {
 //!         Ok(y) => eps = if y > 12.0 { 0.05 } else { 0.1 },
 //!         Err(e) => break e,
 //!     }
@@ -55,6 +57,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use super::charge::Charge;
 use super::closed::{Bound, Certified, ClosedForms};
 use super::pld::{Grid, Pld};
 use super::rdp::{ORDERS, RdpCurve};
@@ -168,6 +171,27 @@ impl Release {
         })
     }
 
+    /// Any mechanism with guarantee `loss`, described by the worst case of that guarantee:
+    /// [`pure`](Self::pure) for ε-DP (also `(ε, 0)`), [`approximate`](Self::approximate)
+    /// for `(ε, δ)`, [`zcdp`](Self::zcdp) for ρ-zCDP.
+    ///
+    /// # Errors
+    ///
+    /// Those of the constructor used; [`Error::IncompatibleLoss`] for random DP (a
+    /// guarantee over a data distribution, not a worst case).
+    pub fn from_loss(loss: PrivacyLoss) -> Result<Self, Error> {
+        match loss {
+            PrivacyLoss::Pure { epsilon } | PrivacyLoss::Approximate { epsilon, delta: 0.0 } => {
+                Self::pure(epsilon)
+            }
+            PrivacyLoss::Approximate { epsilon, delta } => Self::approximate(epsilon, delta),
+            PrivacyLoss::Zcdp { rho } => Self::zcdp(rho),
+            PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
+                reason: "random-DP releases cannot be counted against a worst-case budget",
+            }),
+        }
+    }
+
     /// A mechanism known only by its RDP curve.
     pub fn rdp(curve: RdpCurve) -> Self {
         Release {
@@ -221,10 +245,88 @@ struct State {
 pub struct OnlineAccountant {
     epsilon: f64,
     delta: f64,
-    rule: Rule,
-    /// Index of the filter's order in [`ORDERS`] (unused for the fixed-sequence rule).
-    order_index: usize,
+    /// The Rényi filter, or `None` for the fixed-sequence rule.
+    filter: Option<RenyiFilter>,
     state: Mutex<State>,
+}
+
+/// A Rényi filter (Feldman & Zrnic 2021, Thm 3.1) at one order α of [`ORDERS`]: the
+/// RDP budget `B = ε − ln(1 − 1/α) − (ln(1/δ) − ln α)/(α − 1)` (rounded down) that the
+/// running sum `Σᵢ Rᵢ(α)` of adaptively chosen releases may not exceed. Shared by the
+/// [`OnlineAccountant`] and the [`Accountant`](super::Accountant)'s filter mode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RenyiFilter {
+    /// Index of the order in [`ORDERS`].
+    pub(crate) index: usize,
+    /// The RDP budget `B` at that order.
+    pub(crate) budget: f64,
+}
+
+impl RenyiFilter {
+    /// The filter at the order of [`ORDERS`] that leaves the most Gaussian-like budget,
+    /// i.e. maximises `B(α)/α` (a public choice, from the budget alone).
+    pub(crate) fn best(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, &a) in ORDERS.iter().enumerate() {
+            let b = RdpCurve::budget_at(i, epsilon, delta)?;
+            if b > 0.0 && best.is_none_or(|(_, s)| b / a > s) {
+                best = Some((i, b / a));
+            }
+        }
+        let (index, _) = best.ok_or(Error::Unattainable {
+            what: "no Renyi order leaves a positive budget for this (epsilon, delta)",
+        })?;
+        Self::at(epsilon, delta, ORDERS[index])
+    }
+
+    /// The filter at `order`, one of [`ORDERS`] leaving a positive budget.
+    pub(crate) fn at(epsilon: f64, delta: f64, order: f64) -> Result<Self, Error> {
+        let index = ORDERS
+            .iter()
+            .position(|&a| a == order)
+            .ok_or(Error::InvalidParameter {
+                name: "order",
+                value: order,
+                reason: "the filter's order must be one of composition::rdp::ORDERS",
+            })?;
+        let budget = RdpCurve::budget_at(index, epsilon, delta)?;
+        if budget.is_nan() || budget <= 0.0 {
+            return Err(Error::Unattainable {
+                what: "this Renyi order leaves no positive budget for this (epsilon, delta)",
+            });
+        }
+        Ok(RenyiFilter { index, budget })
+    }
+
+    /// The order α.
+    pub(crate) fn order(&self) -> f64 {
+        ORDERS[self.index]
+    }
+
+    /// The running sum after one more release of RDP level `r` (rounded up): `Ok` when
+    /// it stays within the budget, `Err` with the sum that would exceed it.
+    pub(crate) fn add(&self, sum: f64, r: f64) -> Result<f64, f64> {
+        let next = add_up(sum, r);
+        if next.is_nan() || next > self.budget {
+            Err(next)
+        } else {
+            Ok(next)
+        }
+    }
+
+    /// The ε that a running sum `r` converts to at `δ` (rounded up).
+    pub(crate) fn epsilon(&self, r: f64, delta: f64) -> f64 {
+        let a = self.order();
+        let num = sub_up(-ln_down(delta), ln_down(a));
+        let ln_factor = ln_up(sub_up(1.0, crate::privacy::round::div_down(1.0, a)));
+        add_up(add_up(r, ln_factor), div_up(num, a - 1.0)).max(0.0)
+    }
+
+    /// The largest ρ whose zCDP release (RDP `αρ`) still fits after `sum` (rounded down).
+    pub(crate) fn remaining_rho(&self, sum: f64) -> f64 {
+        crate::privacy::round::div_down(crate::privacy::round::sub_down(self.budget, sum), self.order())
+            .max(0.0)
+    }
 }
 
 /// The result of composing one more release onto a state (nothing recorded yet).
@@ -242,11 +344,14 @@ impl OnlineAccountant {
     /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
     /// [`Error::InvalidDelta`] if `delta` is not in (0, 1).
     pub fn fixed_sequence(epsilon: f64, delta: f64) -> Result<Self, Error> {
+        Self::with_filter(epsilon, delta, None)
+    }
+
+    fn with_filter(epsilon: f64, delta: f64, filter: Option<RenyiFilter>) -> Result<Self, Error> {
         Ok(OnlineAccountant {
             epsilon: check_epsilon(epsilon)?,
             delta: check_delta(delta)?,
-            rule: Rule::FixedSequence,
-            order_index: 0,
+            filter,
             state: Mutex::new(State::default()),
         })
     }
@@ -262,17 +367,7 @@ impl OnlineAccountant {
     /// [`Error::InvalidDelta`] if `delta` is not in (0, 1);
     /// [`Error::Unattainable`] if no order leaves a positive budget.
     pub fn renyi_filter(epsilon: f64, delta: f64) -> Result<Self, Error> {
-        let mut best: Option<(usize, f64)> = None;
-        for (i, &a) in ORDERS.iter().enumerate() {
-            let b = RdpCurve::budget_at(i, epsilon, delta)?;
-            if b > 0.0 && best.is_none_or(|(_, s)| b / a > s) {
-                best = Some((i, b / a));
-            }
-        }
-        let (index, _) = best.ok_or(Error::Unattainable {
-            what: "no Renyi order leaves a positive budget for this (epsilon, delta)",
-        })?;
-        Self::renyi_filter_at(epsilon, delta, ORDERS[index])
+        Self::with_filter(epsilon, delta, Some(RenyiFilter::best(epsilon, delta)?))
     }
 
     /// An accountant with budget `(ε, δ)` under a Rényi filter at order `order`, which
@@ -285,32 +380,18 @@ impl OnlineAccountant {
     /// [`Error::InvalidDelta`] if `delta` is not in (0, 1);
     /// [`Error::Unattainable`] if the order leaves no positive budget.
     pub fn renyi_filter_at(epsilon: f64, delta: f64, order: f64) -> Result<Self, Error> {
-        let index = ORDERS
-            .iter()
-            .position(|&a| a == order)
-            .ok_or(Error::InvalidParameter {
-                name: "order",
-                value: order,
-                reason: "the filter's order must be one of composition::rdp::ORDERS",
-            })?;
-        let budget = RdpCurve::budget_at(index, epsilon, delta)?;
-        if budget.is_nan() || budget <= 0.0 {
-            return Err(Error::Unattainable {
-                what: "this Renyi order leaves no positive budget for this (epsilon, delta)",
-            });
-        }
-        Ok(OnlineAccountant {
-            epsilon: check_epsilon(epsilon)?,
-            delta: check_delta(delta)?,
-            rule: Rule::RenyiFilter { order, budget },
-            order_index: index,
-            state: Mutex::new(State::default()),
-        })
+        Self::with_filter(epsilon, delta, Some(RenyiFilter::at(epsilon, delta, order)?))
     }
 
     /// The rule in force.
     pub fn rule(&self) -> Rule {
-        self.rule
+        match self.filter {
+            None => Rule::FixedSequence,
+            Some(f) => Rule::RenyiFilter {
+                order: f.order(),
+                budget: f.budget,
+            },
+        }
     }
 
     /// The budget `(ε, δ)`.
@@ -368,19 +449,11 @@ impl OnlineAccountant {
         }
     }
 
-    /// The ε that an RDP level `r` at the filter's order converts to at `δ` (rounded up).
-    fn filter_epsilon(&self, r: f64, delta: f64) -> f64 {
-        let a = ORDERS[self.order_index];
-        let num = sub_up(-ln_down(delta), ln_down(a));
-        let ln_factor = ln_up(sub_up(1.0, crate::privacy::round::div_down(1.0, a)));
-        add_up(add_up(r, ln_factor), div_up(num, a - 1.0)).max(0.0)
-    }
-
-    /// Charges one release: accepted and recorded when it fits the budget under the
-    /// rule in force; otherwise [`Error::BudgetExceeded`] (or, under the filter,
-    /// [`Error::IncompatibleLoss`] for a release without an RDP bound) and **nothing is
-    /// recorded**. Call it before the release draws noise ([`release`](Self::release)
-    /// does).
+    /// Charges one release described by `release` (its PLD and closed forms): accepted
+    /// and recorded when it fits the budget under the rule in force; otherwise
+    /// [`Error::BudgetExceeded`] (or, under the filter, [`Error::IncompatibleLoss`] for a
+    /// release without an RDP bound) and **nothing is recorded**. Call it before the
+    /// release draws noise ([`release`](Self::release) does).
     ///
     /// # Errors
     ///
@@ -388,30 +461,27 @@ impl OnlineAccountant {
     /// [`Error::BudgetExceeded`] if the release does not fit (under the fixed-sequence
     /// rule, also when no rule certifies the composition at the budget's δ). Nothing is
     /// recorded then.
-    pub fn charge(&self, release: &Release) -> Result<(), Error> {
+    pub fn spend(&self, release: &Release) -> Result<(), Error> {
         let mut state = self.lock();
         let mut filter_sum = state.filter_sum;
-        if let Rule::RenyiFilter { budget, .. } = self.rule {
+        if let Some(filter) = &self.filter {
             let r = release
                 .rdp_curve()
-                .map(|c| c.at(self.order_index))
+                .map(|c| c.at(filter.index))
                 .ok_or(Error::IncompatibleLoss {
                     reason: "the Renyi filter needs an RDP bound; an (epsilon, delta) release with \
                              delta > 0 has none",
                 })?;
-            filter_sum = add_up(filter_sum, r);
-            if filter_sum.is_nan() || filter_sum > budget {
-                return Err(Error::BudgetExceeded {
-                    requested: PrivacyLoss::Approximate {
-                        epsilon: self.filter_epsilon(filter_sum, self.delta),
-                        delta: self.delta,
-                    },
-                    remaining: self.budget(),
-                });
-            }
+            filter_sum = filter.add(filter_sum, r).map_err(|over| Error::BudgetExceeded {
+                requested: PrivacyLoss::Approximate {
+                    epsilon: filter.epsilon(over, self.delta),
+                    delta: self.delta,
+                },
+                remaining: self.budget(),
+            })?;
         }
         let candidate = Self::candidate(&state, release);
-        if self.rule == Rule::FixedSequence {
+        if self.filter.is_none() {
             let answer = Self::fixed_answer(candidate.pld.as_ref(), &candidate.closed, self.delta);
             let fits = matches!(answer, Ok(c) if c.epsilon <= self.epsilon);
             if !fits {
@@ -432,28 +502,33 @@ impl OnlineAccountant {
         Ok(())
     }
 
-    /// Charges `release`, then runs `mechanism` on `input`; a refused charge draws
-    /// nothing. The caller is responsible for `release` describing `mechanism` (the
-    /// same noise and sensitivity).
+    /// Charges `mechanism` (a `&M`, or a [`Charge::of`] it), described by its
+    /// [`privacy_loss`](Mechanism::privacy_loss) ([`Release::from_loss`]: the worst case
+    /// of its guarantee), then releases `input` through it; a refused charge draws
+    /// nothing. For a tighter description (e.g. [`Release::laplace`]'s PLD instead of
+    /// the worst ε-DP pair), [`spend`](Self::spend) it and call the mechanism yourself.
+    /// A charge's label is not used (this accountant keeps no ledger).
     ///
     /// # Errors
     ///
-    /// Those of [`charge`](Self::charge), before anything is drawn; then the error of
+    /// Those of [`Release::from_loss`] and of [`spend`](Self::spend), and
+    /// [`Error::IncompatibleLoss`] if the charge states a neighbouring relation (this
+    /// accountant converts none), all before anything is drawn; then the error of
     /// [`Mechanism::release`] if the mechanism refuses `input` (the charge is not
     /// refunded).
-    pub fn release<I, M, R>(
+    pub fn release<'m, I, M, R>(
         &self,
-        release: &Release,
-        mechanism: &M,
+        mechanism: impl Into<Charge<&'m M>>,
         input: I,
         rng: &mut R,
     ) -> Result<M::Output, Error>
     where
-        M: Mechanism<I> + ?Sized,
+        M: Mechanism<I> + ?Sized + 'm,
         R: CryptoRng + ?Sized,
     {
-        self.charge(release)?;
-        mechanism.release(input, rng)
+        let charge = no_relation(mechanism.into())?;
+        self.spend(&Release::from_loss(charge.mechanism().privacy_loss())?)?;
+        charge.mechanism().release(input, rng)
     }
 
     /// Number of accepted charges.
@@ -478,7 +553,7 @@ impl OnlineAccountant {
     /// those of [`spent_fixed_sequence`](Self::spent_fixed_sequence).
     pub fn spent(&self, delta: f64) -> Result<Certified, Error> {
         let delta = check_delta(delta)?;
-        match self.rule {
+        match self.rule() {
             Rule::FixedSequence => self.spent_fixed_sequence(delta),
             Rule::RenyiFilter { .. } => {
                 let state = self.lock();
@@ -486,7 +561,7 @@ impl OnlineAccountant {
                     return Ok(nothing());
                 }
                 Ok(Certified {
-                    epsilon: self.filter_epsilon(state.filter_sum, delta),
+                    epsilon: self.filter.map_or(0.0, |f| f.epsilon(state.filter_sum, delta)),
                     delta,
                     bound: Bound::RenyiFilter,
                 })
@@ -515,15 +590,24 @@ impl OnlineAccountant {
     /// The filter's running sum `Σ Rᵢ(α)` and its budget `B` (`None` under
     /// [`Rule::FixedSequence`]).
     pub fn filter_level(&self) -> Option<(f64, f64)> {
-        match self.rule {
-            Rule::RenyiFilter { budget, .. } => Some((self.lock().filter_sum, budget)),
-            Rule::FixedSequence => None,
-        }
+        self.filter.map(|f| (self.lock().filter_sum, f.budget))
     }
 
     /// The index of the filter's order in [`ORDERS`] (0 under the fixed-sequence rule).
     pub fn order_index(&self) -> usize {
-        self.order_index
+        self.filter.map_or(0, |f| f.index)
+    }
+}
+
+/// `charge`, refused when it states a neighbouring relation: the online and PLD
+/// accountants hold guarantees as stated and convert none.
+pub(crate) fn no_relation<T>(charge: Charge<T>) -> Result<Charge<T>, Error> {
+    match charge.stated_relation() {
+        None => Ok(charge),
+        Some(_) => Err(Error::IncompatibleLoss {
+            reason: "this accountant converts no neighbouring relation: charge guarantees stated \
+                     for the relation its budget protects, without a relation",
+        }),
     }
 }
 
@@ -543,7 +627,7 @@ mod tests {
     fn filter_refuses_releases_without_rdp_and_records_nothing() {
         let acc = OnlineAccountant::renyi_filter(1.0, 1e-6).unwrap();
         let r = Release::approximate(0.1, 1e-8).unwrap();
-        assert!(matches!(acc.charge(&r), Err(Error::IncompatibleLoss { .. })));
+        assert!(matches!(acc.spend(&r), Err(Error::IncompatibleLoss { .. })));
         assert_eq!(acc.charges(), 0);
         assert_eq!(acc.spent(1e-6).unwrap().epsilon, 0.0);
         assert!(OnlineAccountant::renyi_filter_at(1.0, 1e-6, 1.3).is_err());
@@ -552,8 +636,8 @@ mod tests {
     #[test]
     fn fixed_sequence_accepts_zcdp_without_a_pld() {
         let acc = OnlineAccountant::fixed_sequence(1.0, 1e-6).unwrap();
-        acc.charge(&Release::zcdp(0.01).unwrap()).unwrap();
-        acc.charge(&Release::laplace(0.1).unwrap()).unwrap();
+        acc.spend(&Release::zcdp(0.01).unwrap()).unwrap();
+        acc.spend(&Release::laplace(0.1).unwrap()).unwrap();
         let spent = acc.spent(1e-6).unwrap();
         assert!(spent.epsilon > 0.0 && spent.epsilon <= 1.0, "{spent:?}");
         assert_ne!(spent.bound, Bound::Pld);

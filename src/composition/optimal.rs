@@ -217,8 +217,7 @@ fn delta_upper(k: u64, eps: f64, eps_total: f64) -> f64 {
 /// # Errors
 ///
 /// [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_STEPS`; [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
-/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon_total` is not finite and
-/// ≥ 0.
+/// [`Error::InvalidEpsilon`] if `epsilon_total` is not finite and ≥ 0.
 pub fn delta(k: u64, epsilon: f64, epsilon_total: f64) -> Result<f64, Error> {
     check_k(k)?;
     let e = check_epsilon(epsilon)?;

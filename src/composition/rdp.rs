@@ -367,7 +367,7 @@ impl RdpCurve {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
+    /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and ≥ 0.
     pub fn delta(&self, epsilon: f64) -> Result<f64, Error> {
         let e = crate::composition::check_epsilon_total(epsilon)?;
         let mut best = 1.0f64;

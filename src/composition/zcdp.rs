@@ -197,7 +197,7 @@ pub fn epsilon_tight(rho: f64, delta: f64) -> Result<f64, Error> {
 /// # Errors
 ///
 /// [`Error::InvalidRho`] if `rho` is not finite and positive;
-/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
+/// [`Error::InvalidEpsilon`] if `epsilon` is not finite and ≥ 0.
 pub fn delta_tight(rho: f64, epsilon: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let e = check_epsilon_total(epsilon)?;
@@ -212,7 +212,7 @@ pub fn delta_tight(rho: f64, epsilon: f64) -> Result<f64, Error> {
 /// # Errors
 ///
 /// [`Error::InvalidRho`] if `rho` is not finite and positive;
-/// [`Error::InvalidParameter`] (`epsilon_total`) if `epsilon` is not finite and ≥ 0.
+/// [`Error::InvalidEpsilon`] if `epsilon` is not finite and ≥ 0.
 pub fn delta_simple(rho: f64, epsilon: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let e = check_epsilon_total(epsilon)?;

@@ -1,7 +1,7 @@
 //! Private count, sum, mean and histogram, each charged to an [`Accountant`] **before**
 //! any noise is drawn (a refused charge releases nothing).
 
-use crate::composition::Accountant;
+use crate::composition::{Accountant, Charge};
 use crate::privacy::{PrivacyLoss, round};
 use crate::sensitivity::{Neighbouring, Norm, queries};
 use crate::statistics::accuracy::laplace_half_width;
@@ -71,7 +71,11 @@ pub fn count<R: CryptoRng + ?Sized>(
     // Sensitivity 1 under either relation: stated for the accountant's.
     let relation = accountant.relation();
     Ok(Release {
-        value: accountant.release_stated("count", relation, &mechanism, value, rng)?,
+        value: accountant.release(
+            Charge::of(&mechanism).labelled("count").relation(relation),
+            value,
+            rng,
+        )?,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {
@@ -121,7 +125,11 @@ pub fn sum<R: CryptoRng + ?Sized>(
 ) -> Result<Release<f64>, Error> {
     let mechanism = ClampedSum::new(bounds, relation, epsilon)?;
     Ok(Release {
-        value: accountant.release_stated("sum", relation, &mechanism, values, rng)?,
+        value: accountant.release(
+            Charge::of(&mechanism).labelled("sum").relation(relation),
+            values,
+            rng,
+        )?,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {
@@ -151,7 +159,13 @@ pub fn mean<R: CryptoRng + ?Sized>(
 ) -> Result<Release<f64>, Error> {
     let mechanism = Mean::new(bounds, method, epsilon)?;
     Ok(Release {
-        value: accountant.release_stated("mean", mechanism.relation(), &mechanism, values, rng)?,
+        value: accountant.release(
+            Charge::of(&mechanism)
+                .labelled("mean")
+                .relation(mechanism.relation()),
+            values,
+            rng,
+        )?,
         privacy_loss: mechanism.privacy_loss(),
         relation: mechanism.relation(),
         noise: None,
@@ -183,7 +197,11 @@ pub fn histogram<R: CryptoRng + ?Sized>(
         .map(|&c| i64::try_from(c).unwrap_or(i64::MAX))
         .collect();
     Ok(Release {
-        value: accountant.release_stated("histogram", relation, &mechanism, &counts[..], rng)?,
+        value: accountant.release(
+            Charge::of(&mechanism).labelled("histogram").relation(relation),
+            &counts[..],
+            rng,
+        )?,
         privacy_loss: mechanism.privacy_loss(),
         relation,
         noise: Some(AdditiveNoise {

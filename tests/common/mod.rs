@@ -196,3 +196,18 @@ pub fn any_float() -> impl Strategy<Value = f64> {
         (-300i32..300).prop_map(|e| 10f64.powi(e)),
     ]
 }
+
+/// An analyst's adaptive choice of the next ε from the last output (for the adaptive
+/// accounting sessions): `above.0 + above.1·u` after an answer above `truth`,
+/// `below.0 + below.1·u` otherwise, with `u` uniform in [0, 1) from the seeded `decide`.
+pub fn next_epsilon(
+    decide: &mut impl rand_core::Rng,
+    last: f64,
+    truth: f64,
+    above: (f64, f64),
+    below: (f64, f64),
+) -> f64 {
+    let u = (decide.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let (base, spread) = if last > truth { above } else { below };
+    base + spread * u
+}

@@ -5,6 +5,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::Pld;
 use crate::Error;
+use crate::composition::Charge;
+use crate::composition::online::no_relation;
 use crate::mechanisms::Mechanism;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 use crate::rng::CryptoRng;
@@ -35,7 +37,9 @@ impl PldStep {
 /// An accountant for a plan declared before the first release: `count` releases of
 /// each [`PldStep`], composed by their PLDs. The plan is accepted only if its PLD
 /// composition fits the budget `(ε, δ)`; then each release is charged to its step and
-/// refused, before any randomness is drawn, once the step's count is used up.
+/// refused, before any randomness is drawn, once the step's count is used up. It charges
+/// like the other accountants (see [`Charge`]): [`spend`](Self::spend) a step, or
+/// [`release`](Self::release) a mechanism under a charge labelled with its step.
 ///
 /// **Adaptivity.** The mechanisms (their PLDs) and counts are fixed up front; *which*
 /// query each release answers may be chosen adaptively from earlier answers — the
@@ -44,6 +48,7 @@ impl PldStep {
 /// is not covered.
 ///
 /// ```
+/// use dpmech::composition::Charge;
 /// use dpmech::composition::pld::{Grid, Pld, PldAccountant, PldStep};
 /// use dpmech::{Gaussian, Laplace};
 /// let g = Grid::default();
@@ -55,7 +60,7 @@ impl PldStep {
 /// let acc = PldAccountant::new(4.0, 1e-6, plan)?;
 /// let laplace = Laplace::new(1.0, 0.1)?;
 /// let mut rng = dpmech::DefaultRng::from_os()?;
-/// let noisy = acc.release("count", &laplace, 41.0, &mut rng)?;
+/// let noisy = acc.release(Charge::of(&laplace).labelled("count"), 41.0, &mut rng)?;
 /// assert!(acc.spent(1e-6)?.epsilon().unwrap() <= 0.1 + 1e-9);
 /// assert!(acc.total().epsilon().unwrap() <= 3.7);
 /// # let _ = noisy;
@@ -131,7 +136,7 @@ impl PldAccountant {
     ///
     /// [`Error::IncompatibleLoss`] if no step has this label; [`Error::BudgetExceeded`] if
     /// the step's count is used up. Nothing is charged then.
-    pub fn charge(&self, label: &str) -> Result<(), Error> {
+    pub fn spend(&self, label: &str) -> Result<(), Error> {
         let index = self
             .steps
             .iter()
@@ -150,28 +155,33 @@ impl PldAccountant {
         Ok(())
     }
 
-    /// Charges step `label`, then releases `input` through `mechanism`; a refused
-    /// charge draws nothing. The caller is responsible for the mechanism matching the
-    /// step's PLD (e.g. the same noise scale and sensitivity).
+    /// Charges the step named by the charge's label (`Charge::of(&mechanism)
+    /// .labelled(step)`), then releases `input` through the mechanism; a refused charge
+    /// draws nothing. The caller is responsible for the mechanism matching the step's
+    /// PLD (e.g. the same noise scale and sensitivity).
     ///
     /// # Errors
     ///
-    /// Those of [`charge`](Self::charge), before anything is drawn; then the error of
-    /// [`Mechanism::release`] if the mechanism refuses `input` (the charge is not
-    /// refunded).
-    pub fn release<I, M, R>(
+    /// [`Error::IncompatibleLoss`] if the charge has no label or states a neighbouring
+    /// relation (the steps' PLDs carry their own); those of [`spend`](Self::spend); all
+    /// before anything is drawn; then the error of [`Mechanism::release`] if the
+    /// mechanism refuses `input` (the charge is not refunded).
+    pub fn release<'m, I, M, R>(
         &self,
-        label: &str,
-        mechanism: &M,
+        mechanism: impl Into<Charge<&'m M>>,
         input: I,
         rng: &mut R,
     ) -> Result<M::Output, Error>
     where
-        M: Mechanism<I> + ?Sized,
+        M: Mechanism<I> + ?Sized + 'm,
         R: CryptoRng + ?Sized,
     {
-        self.charge(label)?;
-        mechanism.release(input, rng)
+        let charge = no_relation(mechanism.into())?;
+        let step = charge.label().ok_or(Error::IncompatibleLoss {
+            reason: "a release under a declared plan is charged to a step: label the charge with it",
+        })?;
+        self.spend(step)?;
+        charge.mechanism().release(input, rng)
     }
 
     /// The guarantee of the releases charged so far at `delta` (their PLD composition;

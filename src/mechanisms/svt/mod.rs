@@ -198,7 +198,7 @@ impl NumericAnswer {
 ///
 /// The non-interactive mechanisms share [`Mechanism`](crate::Mechanism) instead; charge
 /// a streaming mechanism's [`privacy_loss`](Self::privacy_loss) once, before its first
-/// query (e.g. with [`Accountant::charge_then`](crate::Accountant::charge_then)).
+/// query (e.g. with [`Accountant::spend`](crate::Accountant::spend)).
 ///
 /// ```
 /// use dpmech::{AboveThreshold, Sparse, StreamingMechanism};
