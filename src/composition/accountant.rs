@@ -64,7 +64,7 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
-use super::charge::Charge;
+use super::charge::{Charge, release_method};
 use super::online::RenyiFilter;
 use super::rdp::RdpCurve;
 use super::{advanced, optimal, validate_loss};
@@ -635,59 +635,46 @@ impl Accountant {
         self.charge_stated(charge.loss(), stated, charge.label())
     }
 
-    /// Charges `mechanism`'s [`privacy_loss`](Mechanism::privacy_loss), then releases
-    /// `input` through it: the one generic path from a budget to a private output. A
-    /// refused charge returns the error before any randomness is drawn. `mechanism` is a
-    /// `&M` (the ledger entry is labelled with its type name, its guarantee taken as
-    /// stated for this budget's relation) or a [`Charge::of`] it with a label and/or
-    /// the relation its guarantee was stated for (e.g. calibrated to a sensitivity under
-    /// that relation: converted as in [`spend`](Self::spend); the `statistics` releases
-    /// go through it). An input the mechanism refuses (e.g. a non-finite query answer)
-    /// is refused after the charge, which is not refunded: that errs on the safe side.
-    ///
-    /// ```
-    /// use dpmech::{Accountant, Laplace, Mechanism};
-    /// use dpmech::audit::CountingRng;
-    /// use rand_chacha::ChaCha20Rng;
-    /// use rand_core::SeedableRng;
-    /// let accountant = Accountant::pure(1.0)?;
-    /// let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(1));
-    /// let mean_age = Laplace::new(0.1, 0.75)?;
-    /// accountant.release(&mean_age, 38.2, &mut rng)?;
-    /// // A second release would overspend: refused before any randomness is drawn.
-    /// let draws = rng.draws();
-    /// assert!(accountant.release(&mean_age, 38.2, &mut rng).is_err());
-    /// assert_eq!(rng.draws(), draws);
-    /// assert_eq!(accountant.ledger()[0].label.as_deref(), Some("Laplace"));
-    /// # Ok::<(), dpmech::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
-    /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
-    /// refuses `input` (the charge is not refunded).
-    pub fn release<'m, I, M, R>(
-        &self,
-        mechanism: impl Into<Charge<&'m M>>,
-        input: I,
-        rng: &mut R,
-    ) -> Result<M::Output, Error>
-    where
-        M: Mechanism<I> + ?Sized + 'm,
-        R: CryptoRng + ?Sized,
-    {
-        let charge = mechanism.into();
-        let m = charge.mechanism();
-        let labelled = match charge.label() {
-            Some(_) => charge,
-            None => {
-                let name = std::any::type_name::<M>();
-                charge.labelled(name.rsplit("::").next().unwrap_or(name))
-            }
-        };
-        self.spend(labelled.map(|m: &M| m.privacy_loss()))?;
-        m.release(input, rng)
+    release_method! {
+        /// Charges `mechanism`'s [`privacy_loss`](Mechanism::privacy_loss), then releases
+        /// `input` through it: the one generic path from a budget to a private output. A
+        /// refused charge returns the error before any randomness is drawn. `mechanism` is a
+        /// `&M` (the ledger entry is labelled with its type name, its guarantee taken as
+        /// stated for this budget's relation) or a [`Charge::of`] it with a label and/or
+        /// the relation its guarantee was stated for (e.g. calibrated to a sensitivity under
+        /// that relation: converted as in [`spend`](Self::spend); the `statistics` releases
+        /// go through it). An input the mechanism refuses (e.g. a non-finite query answer)
+        /// is refused after the charge, which is not refunded: that errs on the safe side.
+        ///
+        /// ```
+        /// use dpmech::{Accountant, Laplace, Mechanism};
+        /// use dpmech::audit::CountingRng;
+        /// use rand_chacha::ChaCha20Rng;
+        /// use rand_core::SeedableRng;
+        /// let accountant = Accountant::pure(1.0)?;
+        /// let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(1));
+        /// let mean_age = Laplace::new(0.1, 0.75)?;
+        /// accountant.release(&mean_age, 38.2, &mut rng)?;
+        /// // A second release would overspend: refused before any randomness is drawn.
+        /// let draws = rng.draws();
+        /// assert!(accountant.release(&mean_age, 38.2, &mut rng).is_err());
+        /// assert_eq!(rng.draws(), draws);
+        /// assert_eq!(accountant.ledger()[0].label.as_deref(), Some("Laplace"));
+        /// # Ok::<(), dpmech::Error>(())
+        /// ```
+        ///
+        /// # Errors
+        ///
+        /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
+        /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
+        /// refuses `input` (the charge is not refunded).
+    }
+
+    /// Charges a mechanism's guarantee for [`release`](Self::release), labelled with
+    /// `type_label` unless the charge has a label.
+    fn charge_for(&self, charge: Charge, type_label: &str) -> Result<(), Error> {
+        let stated = charge.stated_relation().unwrap_or(self.relation);
+        self.charge_stated(charge.loss(), stated, Some(charge.label().unwrap_or(type_label)))
     }
 
     /// Transitional: [`release`](Self::release) of `Charge::of(mechanism).labelled(label)

@@ -131,3 +131,38 @@ impl<'m, M: ?Sized> From<&'m M> for Charge<&'m M> {
         Charge::of(mechanism)
     }
 }
+
+/// The last segment of `M`'s type name (`"Laplace"`): the default ledger label of a
+/// mechanism's charge.
+pub(crate) fn type_label<M: ?Sized>() -> &'static str {
+    let name = std::any::type_name::<M>();
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// The `release(mechanism, input, rng)` of an accountant, written once for the three:
+/// `mechanism` is a `&M` or a [`Charge::of`] it; its guarantee, label and relation go to
+/// the accountant's `charge_for(&self, Charge, type_label: &str) -> Result<(), Error>`
+/// (the `&str` is [`type_label`] of `M`), and the mechanism draws only if the charge was
+/// accepted. The doc comment of each accountant's `release` is the macro's argument.
+macro_rules! release_method {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub fn release<'m, I, M, R>(
+            &self,
+            mechanism: impl Into<$crate::composition::Charge<&'m M>>,
+            input: I,
+            rng: &mut R,
+        ) -> Result<M::Output, $crate::Error>
+        where
+            M: $crate::Mechanism<I> + ?Sized + 'm,
+            R: $crate::CryptoRng + ?Sized,
+        {
+            let charge = mechanism.into();
+            let m = charge.mechanism();
+            let label = $crate::composition::charge::type_label::<M>();
+            self.charge_for(charge.map(|m: &M| $crate::Mechanism::privacy_loss(m)), label)?;
+            $crate::Mechanism::release(m, input, rng)
+        }
+    };
+}
+pub(crate) use release_method;

@@ -57,15 +57,13 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::charge::Charge;
+use super::charge::{Charge, release_method};
 use super::closed::{Bound, Certified, ClosedForms};
 use super::pld::{Grid, Pld};
 use super::rdp::{ORDERS, RdpCurve};
 use crate::Error;
-use crate::mechanisms::Mechanism;
 use crate::privacy::round::{add_up, div_up, ln_down, ln_up, sub_up};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
-use crate::rng::CryptoRng;
 
 /// One release as the online accountant sees it: its PLD (when the crate has one) and
 /// its closed-form certificates (pure ε, ρ, RDP curve, (ε, δ)).
@@ -502,33 +500,27 @@ impl OnlineAccountant {
         Ok(())
     }
 
-    /// Charges `mechanism` (a `&M`, or a [`Charge::of`] it), described by its
-    /// [`privacy_loss`](Mechanism::privacy_loss) ([`Release::from_loss`]: the worst case
-    /// of its guarantee), then releases `input` through it; a refused charge draws
-    /// nothing. For a tighter description (e.g. [`Release::laplace`]'s PLD instead of
-    /// the worst ε-DP pair), [`spend`](Self::spend) it and call the mechanism yourself.
-    /// A charge's label is not used (this accountant keeps no ledger).
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Release::from_loss`] and of [`spend`](Self::spend), and
-    /// [`Error::IncompatibleLoss`] if the charge states a neighbouring relation (this
-    /// accountant converts none), all before anything is drawn; then the error of
-    /// [`Mechanism::release`] if the mechanism refuses `input` (the charge is not
-    /// refunded).
-    pub fn release<'m, I, M, R>(
-        &self,
-        mechanism: impl Into<Charge<&'m M>>,
-        input: I,
-        rng: &mut R,
-    ) -> Result<M::Output, Error>
-    where
-        M: Mechanism<I> + ?Sized + 'm,
-        R: CryptoRng + ?Sized,
-    {
-        let charge = no_relation(mechanism.into())?;
-        self.spend(&Release::from_loss(charge.mechanism().privacy_loss())?)?;
-        charge.mechanism().release(input, rng)
+    release_method! {
+        /// Charges `mechanism` (a `&M`, or a [`Charge::of`] it), described by its
+        /// [`privacy_loss`](crate::Mechanism::privacy_loss) ([`Release::from_loss`]: the
+        /// worst case of its guarantee), then releases `input` through it; a refused
+        /// charge draws nothing. For a tighter description (e.g. [`Release::laplace`]'s PLD instead of
+        /// the worst ε-DP pair), [`spend`](Self::spend) it and call the mechanism yourself.
+        /// A charge's label is not used (this accountant keeps no ledger).
+        ///
+        /// # Errors
+        ///
+        /// Those of [`Release::from_loss`] and of [`spend`](Self::spend), and
+        /// [`Error::IncompatibleLoss`] if the charge states a neighbouring relation (this
+        /// accountant converts none), all before anything is drawn; then the error of
+        /// [`Mechanism::release`](crate::Mechanism::release) if the mechanism refuses `input`
+        /// (the charge is not refunded).
+    }
+
+    /// Charges a mechanism's guarantee for [`release`](Self::release), described by
+    /// [`Release::from_loss`].
+    fn charge_for(&self, charge: Charge, _type_label: &str) -> Result<(), Error> {
+        self.spend(&Release::from_loss(no_relation(charge)?.loss())?)
     }
 
     /// Number of accepted charges.

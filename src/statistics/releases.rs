@@ -6,7 +6,7 @@ use crate::privacy::{PrivacyLoss, round};
 use crate::sensitivity::{Neighbouring, Norm, queries};
 use crate::statistics::accuracy::laplace_half_width;
 use crate::statistics::{Bounds, ClampedSum, Mean, MeanMethod};
-use crate::{CryptoRng, Error, Geometric};
+use crate::{CryptoRng, Error, Geometric, Mechanism};
 
 /// A released statistic and the guarantee it carries.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,35 @@ impl<T> Release<T> {
         self.noise
             .map(|noise| laplace_half_width(noise.scale, beta).map(|w| round::add_up(w, noise.rounding)))
     }
+
+    /// Charges `mechanism` to `accountant` under `label`, its guarantee stated for
+    /// `relation` (refused before anything is drawn), releases `input` through it, and
+    /// records the guarantee, the relation and, for additive noise, its `scale` (the
+    /// statistic itself is not rounded: `rounding` 0).
+    fn charged<I, M, R>(
+        accountant: &Accountant,
+        label: &str,
+        relation: Neighbouring,
+        mechanism: &M,
+        input: I,
+        scale: Option<f64>,
+        rng: &mut R,
+    ) -> Result<Self, Error>
+    where
+        M: Mechanism<I, Output = T>,
+        R: CryptoRng + ?Sized,
+    {
+        Ok(Release {
+            value: accountant.release(
+                Charge::of(mechanism).labelled(label).relation(relation),
+                input,
+                rng,
+            )?,
+            privacy_loss: mechanism.privacy_loss(),
+            relation,
+            noise: scale.map(|scale| AdditiveNoise { scale, rounding: 0.0 }),
+        })
+    }
 }
 
 /// A private count of `records` (pure ε-DP under add/remove **and** substitution: a
@@ -70,19 +99,15 @@ pub fn count<R: CryptoRng + ?Sized>(
     let value = i64::try_from(records).unwrap_or(i64::MAX);
     // Sensitivity 1 under either relation: stated for the accountant's.
     let relation = accountant.relation();
-    Ok(Release {
-        value: accountant.release(
-            Charge::of(&mechanism).labelled("count").relation(relation),
-            value,
-            rng,
-        )?,
-        privacy_loss: mechanism.privacy_loss(),
+    Release::charged(
+        accountant,
+        "count",
         relation,
-        noise: Some(AdditiveNoise {
-            scale: mechanism.scale(),
-            rounding: 0.0,
-        }),
-    })
+        &mechanism,
+        value,
+        Some(mechanism.scale()),
+        rng,
+    )
 }
 
 /// A private sum of `values` with [`ClampedSum`], charged to `accountant` first: the
@@ -124,19 +149,15 @@ pub fn sum<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<Release<f64>, Error> {
     let mechanism = ClampedSum::new(bounds, relation, epsilon)?;
-    Ok(Release {
-        value: accountant.release(
-            Charge::of(&mechanism).labelled("sum").relation(relation),
-            values,
-            rng,
-        )?,
-        privacy_loss: mechanism.privacy_loss(),
+    Release::charged(
+        accountant,
+        "sum",
         relation,
-        noise: Some(AdditiveNoise {
-            scale: mechanism.scale(),
-            rounding: 0.0,
-        }),
-    })
+        &mechanism,
+        values,
+        Some(mechanism.scale()),
+        rng,
+    )
 }
 
 /// A private mean of `values` with [`Mean`] (read by the public [`Bounds`], summed
@@ -158,18 +179,15 @@ pub fn mean<R: CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<Release<f64>, Error> {
     let mechanism = Mean::new(bounds, method, epsilon)?;
-    Ok(Release {
-        value: accountant.release(
-            Charge::of(&mechanism)
-                .labelled("mean")
-                .relation(mechanism.relation()),
-            values,
-            rng,
-        )?,
-        privacy_loss: mechanism.privacy_loss(),
-        relation: mechanism.relation(),
-        noise: None,
-    })
+    Release::charged(
+        accountant,
+        "mean",
+        mechanism.relation(),
+        &mechanism,
+        values,
+        None,
+        rng,
+    )
 }
 
 /// A private histogram over public, disjoint bins (the counts `bin_counts` computed by
@@ -196,17 +214,13 @@ pub fn histogram<R: CryptoRng + ?Sized>(
         .iter()
         .map(|&c| i64::try_from(c).unwrap_or(i64::MAX))
         .collect();
-    Ok(Release {
-        value: accountant.release(
-            Charge::of(&mechanism).labelled("histogram").relation(relation),
-            &counts[..],
-            rng,
-        )?,
-        privacy_loss: mechanism.privacy_loss(),
+    Release::charged(
+        accountant,
+        "histogram",
         relation,
-        noise: Some(AdditiveNoise {
-            scale: mechanism.scale(),
-            rounding: 0.0,
-        }),
-    })
+        &mechanism,
+        &counts[..],
+        Some(mechanism.scale()),
+        rng,
+    )
 }

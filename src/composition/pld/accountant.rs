@@ -6,10 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 use super::Pld;
 use crate::Error;
 use crate::composition::Charge;
+use crate::composition::charge::release_method;
 use crate::composition::online::no_relation;
-use crate::mechanisms::Mechanism;
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
-use crate::rng::CryptoRng;
 
 /// One kind of release in a [`PldAccountant`]'s plan: a label, the PLD of one release
 /// and how many such releases may happen.
@@ -155,33 +154,28 @@ impl PldAccountant {
         Ok(())
     }
 
-    /// Charges the step named by the charge's label (`Charge::of(&mechanism)
-    /// .labelled(step)`), then releases `input` through the mechanism; a refused charge
-    /// draws nothing. The caller is responsible for the mechanism matching the step's
-    /// PLD (e.g. the same noise scale and sensitivity).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::IncompatibleLoss`] if the charge has no label or states a neighbouring
-    /// relation (the steps' PLDs carry their own); those of [`spend`](Self::spend); all
-    /// before anything is drawn; then the error of [`Mechanism::release`] if the
-    /// mechanism refuses `input` (the charge is not refunded).
-    pub fn release<'m, I, M, R>(
-        &self,
-        mechanism: impl Into<Charge<&'m M>>,
-        input: I,
-        rng: &mut R,
-    ) -> Result<M::Output, Error>
-    where
-        M: Mechanism<I> + ?Sized + 'm,
-        R: CryptoRng + ?Sized,
-    {
-        let charge = no_relation(mechanism.into())?;
+    release_method! {
+        /// Charges the step named by the charge's label (`Charge::of(&mechanism)
+        /// .labelled(step)`), then releases `input` through the mechanism; a refused charge
+        /// draws nothing. The caller is responsible for the mechanism matching the step's
+        /// PLD (e.g. the same noise scale and sensitivity).
+        ///
+        /// # Errors
+        ///
+        /// [`Error::IncompatibleLoss`] if the charge has no label or states a neighbouring
+        /// relation (the steps' PLDs carry their own); those of [`spend`](Self::spend); all
+        /// before anything is drawn; then the error of
+        /// [`Mechanism::release`](crate::Mechanism::release) if the mechanism refuses `input`
+        /// (the charge is not refunded).
+    }
+
+    /// Charges the step named by the charge's label, for [`release`](Self::release).
+    fn charge_for(&self, charge: Charge, _type_label: &str) -> Result<(), Error> {
+        let charge = no_relation(charge)?;
         let step = charge.label().ok_or(Error::IncompatibleLoss {
             reason: "a release under a declared plan is charged to a step: label the charge with it",
         })?;
-        self.spend(step)?;
-        charge.mechanism().release(input, rng)
+        self.spend(step)
     }
 
     /// The guarantee of the releases charged so far at `delta` (their PLD composition;
