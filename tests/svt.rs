@@ -616,6 +616,69 @@ fn pinned_answers_for_a_fixed_seed() {
     );
 }
 
+/// Pins of the approximate (δ > 0) Sparse and NumericSparse and of the sparse accuracy
+/// bounds, taken before the two types were made to share their construction: the
+/// noise scales (exact floats), the answers of a fixed seed (the numeric values as
+/// integers of grid units) and the α of both bounds.
+#[test]
+fn pinned_approximate_sparse_and_numeric_sparse() {
+    let stream = [-30.0, 2.0, 40.0, -10.0, 0.0, 55.0, 70.0, 3.0];
+    let mut sparse = Sparse::approximate(20.0, 1.0, 10.0, 1e-6, 2).unwrap();
+    let answers = sparse.run(&stream, &mut rng(101)).unwrap();
+    let mut numeric = NumericSparse::approximate(20.0, 1.0, 20.0, 1e-6, 2).unwrap();
+    let values = numeric.run(&stream, &mut rng(102)).unwrap();
+    let g = numeric.value_granularity();
+    let units: Vec<Option<i64>> = values.iter().map(|v| v.value().map(|x| (x / g) as i64)).collect();
+    let scales = [
+        sparse.threshold_scale(),
+        sparse.query_scale(),
+        numeric.threshold_scale(),
+        numeric.query_scale(),
+        numeric.value_scale(),
+        g,
+    ];
+    let alphas = [
+        sparse_alpha(1.0, 2.0, None, 3, 50, 0.1).unwrap(),
+        sparse_alpha(1.0, 2.0, Some(1e-6), 3, 50, 0.1).unwrap(),
+        numeric_sparse_alpha(1.0, 2.0, None, 3, 50, 0.1).unwrap(),
+        numeric_sparse_alpha(1.0, 2.0, Some(1e-6), 3, 50, 0.1).unwrap(),
+    ];
+    println!("answers {answers:?}, values in grid units {units:?}, scales {scales:?}, α {alphas:?}");
+    use Answer::{Above, Below};
+    assert_eq!(answers, [Below, Below, Above, Below, Below, Above]);
+    assert_eq!(
+        units,
+        [
+            None,
+            None,
+            Some(99_839_638_072),
+            None,
+            None,
+            Some(145_033_308_126)
+        ]
+    );
+    assert_eq!(
+        scales.map(f64::to_bits),
+        [
+            4613878230553892864,
+            4618381830181262336,
+            4609843793678200832,
+            4614347393305569280,
+            4625759619744399360,
+            4467570830351532032
+        ]
+    );
+    assert_eq!(
+        alphas.map(f64::to_bits),
+        [
+            4636461193310793805,
+            4648340708561730521,
+            4637964764961989235,
+            4651150469718095361
+        ]
+    );
+}
+
 // ---------------------------------------------------------------------------------
 // Empirical (α, β)-accuracy.
 // ---------------------------------------------------------------------------------
