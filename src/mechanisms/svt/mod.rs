@@ -55,55 +55,56 @@
 //! most `g ≤ Δ·2⁻⁴⁰` of rounding to the stated α.
 
 /// The accessors every sparse-vector type shares, read from its `stream` and
-/// `sensitivity` fields (one definition instead of one per type).
+/// `sensitivity` fields (one definition instead of one per type); with a field path
+/// (`stream_accessors!(sparse)`), from the sparse-vector value held there.
 macro_rules! stream_accessors {
-    () => {
+    ($($via:ident).*) => {
         /// The number of ⊤ answers (or released values) so far.
         pub fn positives(&self) -> usize {
-            self.stream.positives()
+            self$(.$via)*.stream.positives()
         }
 
         /// The cutoff c (1 for AboveThreshold).
         pub fn cutoff(&self) -> usize {
-            self.stream.cutoff()
+            self$(.$via)*.stream.cutoff()
         }
 
         /// The scale of the threshold noise (rounded up from its calibration).
         pub fn threshold_scale(&self) -> f64 {
-            self.stream.comparator.threshold_scale()
+            self$(.$via)*.stream.comparator.threshold_scale()
         }
 
         /// The scale of each query's comparison noise (rounded up from its calibration).
         pub fn query_scale(&self) -> f64 {
-            self.stream.comparator.query_scale()
+            self$(.$via)*.stream.comparator.query_scale()
         }
 
         /// The grid `g = 2ᵏ` on which values are compared.
         pub fn granularity(&self) -> f64 {
-            self.stream.comparator.granularity()
+            self$(.$via)*.stream.comparator.granularity()
         }
 
         /// The per-query sensitivity Δ.
         pub fn sensitivity(&self) -> f64 {
-            self.sensitivity
+            self$(.$via)*.sensitivity
         }
     };
 }
 
 /// The [`StreamingMechanism`] methods every sparse-vector type answers from its
-/// `stream` and default `threshold`.
+/// `stream` and default `threshold` (with a field path, those of the value held there).
 macro_rules! stream_state {
-    () => {
+    ($($via:ident).*) => {
         fn validate(&self, values: &[f64]) -> Result<(), Error> {
-            validate_all(&self.stream, values, self.threshold)
+            validate_all(&self$(.$via)*.stream, values, self$(.$via)*.threshold)
         }
 
         fn is_halted(&self) -> bool {
-            self.stream.is_halted()
+            self$(.$via)*.stream.is_halted()
         }
 
         fn answered(&self) -> usize {
-            self.stream.answered()
+            self$(.$via)*.stream.answered()
         }
     };
 }
@@ -148,7 +149,6 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
 use crate::sampling::grid::{Grid, floor_log2};
 use crate::sampling::{BitSource, DiscreteLaplace, Rational};
 use crate::{CryptoRng, Error, Laplace};
-use core_state::Stream;
 
 /// One answer of a sparse-vector mechanism that releases no values
 /// ([`AboveThreshold`], [`Sparse`], [`StandardSvt`]).
@@ -409,18 +409,6 @@ fn check_sparse(
         check_cutoff(cutoff)?,
         check_epsilon(epsilon)?,
     ))
-}
-
-/// The ⊤/⊥ stream of Sparse and NumericSparse: threshold noise of scale `σΔ`, query
-/// noise `2σΔ`, the threshold re-drawn after each ⊤.
-fn sparse_stream(
-    sensitivity: f64,
-    sigma: f64,
-    mechanism: &'static str,
-    cutoff: usize,
-) -> Result<Stream, Error> {
-    let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
-    Ok(Stream::new(comparator, mechanism, cutoff, true))
 }
 
 /// `n` as an `f64`, rounded up (exact below `2⁵³`).

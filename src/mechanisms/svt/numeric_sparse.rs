@@ -1,10 +1,9 @@
 //! NumericSparse: Sparse that releases a freshly noised value for each ⊤.
 
 use super::above_threshold::validate_all;
-use super::core_state::Stream;
 use super::{
-    NumericAnswer, StreamingMechanism, advanced_composition_up, approximate_round_epsilon, check_sparse,
-    count_up, sparse_stream,
+    NumericAnswer, Sparse, StreamingMechanism, advanced_composition_up, approximate_round_epsilon,
+    check_sparse, count_up,
 };
 use crate::Laplace;
 use crate::privacy::{PrivacyLoss, check_delta, round};
@@ -52,15 +51,14 @@ use crate::{CryptoRng, Error};
 /// ```
 #[derive(Debug)]
 pub struct NumericSparse {
-    threshold: f64,
-    sensitivity: f64,
-    loss: PrivacyLoss,
+    /// Sparse at ε₁, carrying the whole run's guarantee and named NumericSparse.
+    sparse: Sparse,
+    /// The fresh noise of the released values.
     numeric: Laplace,
-    stream: Stream,
 }
 
 impl NumericSparse {
-    stream_accessors!();
+    stream_accessors!(sparse);
 
     /// Pure ε-DP NumericSparse with cutoff `cutoff` (δ = 0).
     ///
@@ -75,14 +73,8 @@ impl NumericSparse {
         let sigma = round::div_up(round::mul_up(2.0, c), epsilon1);
         // σ(ε₂) = 2cΔ/ε₂ = 9cΔ/ε: a Laplace release at ε/(9c) per value.
         let per_value = round::div_down(epsilon, round::mul_up(9.0, c));
-        let numeric = Laplace::new(sensitivity, per_value)?;
-        Ok(Self {
-            threshold,
-            sensitivity,
-            loss: PrivacyLoss::Pure { epsilon },
-            numeric,
-            stream: sparse_stream(sensitivity, sigma, "NumericSparse", cutoff)?,
-        })
+        let loss = PrivacyLoss::Pure { epsilon };
+        Self::build(threshold, sensitivity, cutoff, sigma, loss, per_value)
     }
 
     /// (ε, δ)-DP NumericSparse with cutoff `cutoff` (δ > 0).
@@ -123,13 +115,25 @@ impl NumericSparse {
                 reason: "with delta > 0, the c numeric releases exceed their share of epsilon under advanced composition; use delta = 0",
             });
         }
+        let loss = PrivacyLoss::Approximate { epsilon, delta };
+        Self::build(threshold, sensitivity, cutoff, sigma, loss, per_value)
+    }
+
+    /// Sparse with threshold noise `σΔ` (query noise `2σΔ`) and values released at
+    /// `per_value`-DP each (the Laplace mechanism is built first, as its scale's error
+    /// comes first).
+    fn build(
+        threshold: f64,
+        sensitivity: f64,
+        cutoff: usize,
+        sigma: f64,
+        loss: PrivacyLoss,
+        per_value: f64,
+    ) -> Result<Self, Error> {
         let numeric = Laplace::new(sensitivity, per_value)?;
         Ok(Self {
-            threshold,
-            sensitivity,
-            loss: PrivacyLoss::Approximate { epsilon, delta },
+            sparse: Sparse::build(threshold, sensitivity, cutoff, sigma, loss, "NumericSparse")?,
             numeric,
-            stream: sparse_stream(sensitivity, sigma, "NumericSparse", cutoff)?,
         })
     }
 
@@ -149,16 +153,16 @@ impl NumericSparse {
 impl StreamingMechanism for NumericSparse {
     type Answer = NumericAnswer;
 
-    stream_state!();
+    stream_state!(sparse);
 
     fn query<R: CryptoRng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<NumericAnswer, Error> {
-        match self.stream.query(value, self.threshold, rng)? {
+        match self.sparse.stream.query(value, self.sparse.threshold, rng)? {
             super::Answer::Above => Ok(NumericAnswer::Value(self.numeric.release(value, rng)?)),
             super::Answer::Below => Ok(NumericAnswer::Below),
         }
     }
 
     fn privacy_loss(&self) -> PrivacyLoss {
-        self.loss
+        self.sparse.loss
     }
 }

@@ -2,7 +2,8 @@
 
 use super::above_threshold::validate_all;
 use super::core_state::{Stream, run_bits};
-use super::{Answer, StreamingMechanism, approximate_round_epsilon, check_sparse, count_up, sparse_stream};
+
+use super::{Answer, Comparator, StreamingMechanism, approximate_round_epsilon, check_sparse, count_up};
 use crate::privacy::{PrivacyLoss, check_delta, round};
 use crate::{CryptoRng, Error};
 
@@ -38,10 +39,10 @@ use crate::{CryptoRng, Error};
 /// ```
 #[derive(Debug)]
 pub struct Sparse {
-    threshold: f64,
-    sensitivity: f64,
-    loss: PrivacyLoss,
-    stream: Stream,
+    pub(super) threshold: f64,
+    pub(super) sensitivity: f64,
+    pub(super) loss: PrivacyLoss,
+    pub(super) stream: Stream,
 }
 
 impl Sparse {
@@ -64,6 +65,7 @@ impl Sparse {
             cutoff,
             sigma,
             PrivacyLoss::Pure { epsilon },
+            "Sparse",
         )
     }
 
@@ -92,21 +94,27 @@ impl Sparse {
             cutoff,
             sigma,
             PrivacyLoss::Approximate { epsilon, delta },
+            "Sparse",
         )
     }
 
-    fn build(
+    /// The ⊤/⊥ stream of Sparse (and of NumericSparse, which holds one named
+    /// `mechanism` in its halt errors): threshold noise `σΔ`, query noise `2σΔ`, the
+    /// threshold re-drawn after each ⊤; the whole run's guarantee is `loss`.
+    pub(super) fn build(
         threshold: f64,
         sensitivity: f64,
         cutoff: usize,
         sigma: f64,
         loss: PrivacyLoss,
+        mechanism: &'static str,
     ) -> Result<Self, Error> {
+        let comparator = Comparator::new(sensitivity, sigma, round::mul_up(2.0, sigma))?;
         Ok(Self {
             threshold,
             sensitivity,
             loss,
-            stream: sparse_stream(sensitivity, sigma, "Sparse", cutoff)?,
+            stream: Stream::new(comparator, mechanism, cutoff, true),
         })
     }
 }
