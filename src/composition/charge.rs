@@ -33,6 +33,7 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
+use crate::Error;
 use crate::privacy::PrivacyLoss;
 use crate::sensitivity::Neighbouring;
 
@@ -129,6 +130,18 @@ impl From<PrivacyLoss> for Charge {
 impl<'m, M: ?Sized> From<&'m M> for Charge<&'m M> {
     fn from(mechanism: &'m M) -> Self {
         Charge::of(mechanism)
+    }
+}
+
+/// `charge`, refused when it states a neighbouring relation: the online and PLD
+/// accountants hold guarantees as stated and convert none.
+pub(crate) fn no_relation<T>(charge: Charge<T>) -> Result<Charge<T>, Error> {
+    match charge.stated_relation() {
+        None => Ok(charge),
+        Some(_) => Err(Error::IncompatibleLoss {
+            reason: "this accountant converts no neighbouring relation: charge guarantees stated \
+                     for the relation its budget protects, without a relation",
+        }),
     }
 }
 

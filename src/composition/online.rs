@@ -57,7 +57,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::charge::{Charge, release_method};
+use super::charge::{Charge, no_relation, release_method};
 use super::closed::{Bound, Certified, ClosedForms};
 use super::pld::{Grid, Pld};
 use super::rdp::{ORDERS, RdpCurve};
@@ -588,18 +588,6 @@ impl OnlineAccountant {
     /// The index of the filter's order in [`ORDERS`] (0 under the fixed-sequence rule).
     pub fn order_index(&self) -> usize {
         self.filter.map_or(0, |f| f.index)
-    }
-}
-
-/// `charge`, refused when it states a neighbouring relation: the online and PLD
-/// accountants hold guarantees as stated and convert none.
-pub(crate) fn no_relation<T>(charge: Charge<T>) -> Result<Charge<T>, Error> {
-    match charge.stated_relation() {
-        None => Ok(charge),
-        Some(_) => Err(Error::IncompatibleLoss {
-            reason: "this accountant converts no neighbouring relation: charge guarantees stated \
-                     for the relation its budget protects, without a relation",
-        }),
     }
 }
 

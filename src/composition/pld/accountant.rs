@@ -6,8 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::Pld;
 use crate::Error;
 use crate::composition::Charge;
-use crate::composition::charge::release_method;
-use crate::composition::online::no_relation;
+use crate::composition::charge::{no_relation, release_method};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 
 /// One kind of release in a [`PldAccountant`]'s plan: a label, the PLD of one release
