@@ -46,7 +46,7 @@ impl<T> Release<T> {
     /// `relation` (refused before anything is drawn), releases `input` through it, and
     /// records the guarantee, the relation and, for additive noise, its `scale` (the
     /// statistic itself is not rounded: `rounding` 0).
-    fn charged<I, M, R>(
+    pub(super) fn charged<I, M, R>(
         accountant: &Accountant,
         label: &str,
         relation: Neighbouring,
