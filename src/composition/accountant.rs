@@ -68,11 +68,10 @@ use super::charge::{Charge, release_method};
 use super::online::RenyiFilter;
 use super::rdp::RdpCurve;
 use super::{advanced, optimal, validate_loss};
-use crate::mechanisms::Mechanism;
+use crate::Error;
 use crate::privacy::round::{add_up, sub_down};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 use crate::sensitivity::{Neighbouring, convert_loss};
-use crate::{CryptoRng, Error};
 use std::sync::{Mutex, MutexGuard};
 
 /// The composition theorem of a [`Plan`].
@@ -636,10 +635,10 @@ impl Accountant {
     }
 
     release_method! {
-        /// Charges `mechanism`'s [`privacy_loss`](Mechanism::privacy_loss), then releases
-        /// `input` through it: the one generic path from a budget to a private output. A
-        /// refused charge returns the error before any randomness is drawn. `mechanism` is a
-        /// `&M` (the ledger entry is labelled with its type name, its guarantee taken as
+        /// Charges `mechanism`'s [`privacy_loss`](crate::Mechanism::privacy_loss), then
+        /// releases `input` through it: the one generic path from a budget to a private
+        /// output. A refused charge returns the error before any randomness is drawn.
+        /// `mechanism` is a `&M` (the ledger entry is labelled with its type name, its guarantee taken as
         /// stated for this budget's relation) or a [`Charge::of`] it with a label and/or
         /// the relation its guarantee was stated for (e.g. calibrated to a sensitivity under
         /// that relation: converted as in [`spend`](Self::spend); the `statistics` releases
@@ -665,8 +664,9 @@ impl Accountant {
         ///
         /// # Errors
         ///
-        /// As [`Accountant::spend`] for the mechanism's [`privacy_loss`](Mechanism::privacy_loss),
-        /// before anything is drawn; then the error of [`Mechanism::release`] if the mechanism
+        /// As [`Accountant::spend`] for the mechanism's
+        /// [`privacy_loss`](crate::Mechanism::privacy_loss), before anything is drawn; then
+        /// the error of [`Mechanism::release`](crate::Mechanism::release) if the mechanism
         /// refuses `input` (the charge is not refunded).
     }
 
@@ -675,29 +675,6 @@ impl Accountant {
     fn charge_for(&self, charge: Charge, type_label: &str) -> Result<(), Error> {
         let stated = charge.stated_relation().unwrap_or(self.relation);
         self.charge_stated(charge.loss(), stated, Some(charge.label().unwrap_or(type_label)))
-    }
-
-    /// Transitional: [`release`](Self::release) of `Charge::of(mechanism).labelled(label)
-    /// .relation(stated)`, kept only until the callers written before [`Charge`] are
-    /// migrated; not part of the documented API.
-    ///
-    /// # Errors
-    ///
-    /// As [`release`](Self::release).
-    #[doc(hidden)]
-    pub fn release_stated<I, M, R>(
-        &self,
-        label: &str,
-        stated: Neighbouring,
-        mechanism: &M,
-        input: I,
-        rng: &mut R,
-    ) -> Result<M::Output, Error>
-    where
-        M: Mechanism<I> + ?Sized,
-        R: CryptoRng + ?Sized,
-    {
-        self.release(Charge::of(mechanism).labelled(label).relation(stated), input, rng)
     }
 
     /// What is left, rounded down. Same kind as the budget; for a plan, `Pure { ε₀ }`
