@@ -252,3 +252,32 @@ fn one_way_to_charge() {
     }
     assert_eq!(rng.draws(), draws);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 200, rng_seed: proptest::test_runner::RngSeed::Fixed(33), ..Default::default() })]
+
+    /// Whatever sequence of pure and zCDP charges an analyst tries (accepted or not),
+    /// the Rényi filter's spent ε never exceeds the budget, its sum never exceeds `B`,
+    /// and a refused charge changes nothing.
+    #[test]
+    fn the_filter_never_overspends(
+        budget in 0.1f64..5.0,
+        charges in proptest::collection::vec((proptest::bool::ANY, 1e-4f64..2.0), 1..60),
+    ) {
+        let acc = Accountant::filter(PrivacyLoss::approximate(budget, 1e-6).unwrap()).unwrap();
+        for (pure, size) in charges {
+            let loss = if pure { PrivacyLoss::pure(size) } else { PrivacyLoss::zcdp(size / 10.0) }.unwrap();
+            let before = (acc.charges(), acc.filter_level().unwrap().1, acc.spent());
+            match acc.spend(loss) {
+                Ok(()) => proptest::prop_assert_eq!(acc.charges(), before.0 + 1),
+                Err(Error::BudgetExceeded { .. }) => {
+                    proptest::prop_assert_eq!((acc.charges(), acc.filter_level().unwrap().1, acc.spent()), before);
+                }
+                Err(e) => proptest::prop_assert!(false, "unexpected error {}", e),
+            }
+            let (_, sum, b) = acc.filter_level().unwrap();
+            proptest::prop_assert!(sum <= b);
+            proptest::prop_assert!(acc.spent().epsilon().unwrap() <= budget);
+        }
+    }
+}
