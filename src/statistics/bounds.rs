@@ -63,7 +63,7 @@ pub const DEFAULT_BETA: f64 = 1e-6;
 /// * **What the bounds mean:** with probability `≥ 1 − β`, `[lower, upper]` lies within
 ///   the hull of the bins that hold records (it never extends past the data by more than
 ///   one power of two); a bin holding `N ≥ t + k` records clears with probability
-///   `≥ 1 − β/P`. Bins with fewer records (the tails) may be cut off: the bounds are meant
+///   `≥ 1 − β/(2P)` (it fails only when its noise is below `−k`). Bins with fewer records (the tails) may be cut off: the bounds are meant
 ///   for clamping, which trades that bias for noise.
 /// * **Draws:** one discrete Laplace sample per bin, `2P` in all whatever the data (the
 ///   samplers' draw counts are independent of their samples).

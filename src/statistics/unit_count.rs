@@ -168,17 +168,7 @@ impl UnitCount {
     pub fn confidence_half_width(&self, beta: f64) -> Result<u64, Error> {
         match &self.noise {
             CellNoise::Laplace(noise) => noise.confidence_half_width(beta),
-            CellNoise::Gaussian(noise) => {
-                let beta = crate::mechanisms::check_beta(beta)?;
-                let (num, den) = noise.sigma_squared();
-                // σ² rounded up: num rounded up, den rounded down.
-                let variance = round::div_up(round::up(num as f64), round::down(den as f64));
-                let width = round::mul_up(
-                    round::sqrt_up(variance),
-                    round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta)))),
-                );
-                Ok(width.ceil() as u64)
-            }
+            CellNoise::Gaussian(noise) => gaussian_half_width(noise, beta),
         }
     }
 
@@ -196,6 +186,21 @@ impl UnitCount {
     pub fn privacy_loss(&self) -> PrivacyLoss {
         self.loss
     }
+}
+
+/// `⌈σ·√(2 ln(2/β))⌉` rounded up, with `Pr[|Z| > w] ≤ β` for the discrete Gaussian `Z`
+/// of `noise`: it is sub-Gaussian with variance proxy σ² (Canonne, Kamath & Steinke 2020),
+/// `Pr[|Z| ≥ t] ≤ 2e^(−t²/(2σ²))`.
+pub(super) fn gaussian_half_width(noise: &DiscreteGaussian, beta: f64) -> Result<u64, Error> {
+    let beta = crate::mechanisms::check_beta(beta)?;
+    let (num, den) = noise.sigma_squared();
+    // σ² rounded up: num rounded up, den rounded down.
+    let variance = round::div_up(round::up(num as f64), round::down(den as f64));
+    let width = round::mul_up(
+        round::sqrt_up(variance),
+        round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta)))),
+    );
+    Ok(width.ceil() as u64)
 }
 
 impl Mechanism<u64> for UnitCount {

@@ -3,12 +3,17 @@
 //! noise on each, the variance computed from the three noisy moments.
 
 use crate::mechanisms::Mechanism;
-use crate::privacy::{PrivacyLoss, check_epsilon, round};
-use crate::sampling::grid::Grid;
+use crate::privacy::{PrivacyLoss, check_epsilon, check_rho, round};
+use crate::sampling::grid::{Grid, floor_log2};
 use crate::sensitivity::Neighbouring;
 use crate::statistics::Bounds;
 use crate::statistics::releases::Release;
-use crate::{Accountant, CryptoRng, Error, Geometric, Laplace};
+use crate::statistics::unit_count::gaussian_half_width;
+use crate::{Accountant, CryptoRng, DiscreteGaussian, Error, Geometric, Laplace};
+
+/// Bits of resolution of the zCDP sums' grids below `min(Δ, σ)`, as the exact sums of the
+/// Laplace releases (`g ≤ min(Δ, b)·2⁻⁴⁰`).
+const EXACT_SUM_RESOLUTION_BITS: i32 = 40;
 
 /// A private variance and standard deviation of records read by the public [`Bounds`]
 /// `[lo, hi]` (NaN imputed, clamped: see [`records`](super::records)).
@@ -50,7 +55,8 @@ use crate::{Accountant, CryptoRng, Error, Geometric, Laplace};
 /// * `std_dev = √variance ∈ [0, h]`;
 /// * `mean = clamp(m + S̃₁/ñ, lo, hi)` (`m` when `ñ ≤ 1`), at no extra cost.
 ///
-/// * **Guarantee:** pure ε-DP under the stated [`Neighbouring`] of privacy units with at
+/// * **Guarantee:** pure ε-DP ([`Variance::new`]) or ρ-zCDP with discrete Gaussian noise
+///   ([`Variance::zcdp`]), under the stated [`Neighbouring`] of privacy units with at
 ///   most `contributions` records each.
 /// * **Confidence intervals** ([`Spread::variance_interval`], [`Spread::std_dev_interval`]):
 ///   conservative, from the released values only. Each noise gets the half-width of its
@@ -80,16 +86,25 @@ pub struct Variance {
     reader: Reader,
     contributions: u64,
     relation: Neighbouring,
-    epsilon: f64,
+    loss: PrivacyLoss,
     noise: Noise,
 }
 
 /// The three noises of a release, kept with it for its confidence intervals.
 #[derive(Debug, Clone, PartialEq)]
-struct Noise {
-    count: Geometric,
-    sum: Laplace,
-    squares: Laplace,
+enum Noise {
+    /// Discrete Laplace on the count and on the two sums' grids (pure ε-DP).
+    Laplace {
+        count: Geometric,
+        sum: Laplace,
+        squares: Laplace,
+    },
+    /// Discrete Gaussian on the count and on the sums in grid units (ρ-zCDP).
+    Gaussian {
+        count: DiscreteGaussian,
+        sum: DiscreteGaussian,
+        squares: DiscreteGaussian,
+    },
 }
 
 /// How one record enters the state: public parameters only.
@@ -141,6 +156,7 @@ pub struct Spread {
     noisy_squares: f64,
     half_squared: f64,
     noise: Noise,
+    grids: (Grid, Grid),
     sum_record_error: f64,
     square_record_error: f64,
 }
@@ -165,39 +181,65 @@ impl Variance {
         let bounds = bounds.into();
         bounds.validate()?;
         let epsilon = check_epsilon(epsilon)?;
-        if contributions == 0 {
-            return Err(Error::InvalidSensitivity { value: 0.0 });
-        }
+        let s = Sensitivities::of(&bounds, contributions, relation)?;
         let third = round::div_down(epsilon, 3.0);
-        let half = round::mul_up(round::sub_up(bounds.upper(), bounds.lower()), 0.5);
-        let half_squared = round::mul_up(half, half);
-        let c = round::u64_up(contributions);
-        let sum_factor = match relation {
-            Neighbouring::AddRemove => c,
-            Neighbouring::Substitute => round::mul_up(2.0, c),
-        };
         let count = Geometric::new(contributions, third)?;
-        let sum = Laplace::for_exact_sums(round::mul_up(sum_factor, half), third)?;
-        let squares = Laplace::for_exact_sums(round::mul_up(c, half_squared), third)?;
-        let (sum_grid, squares_grid) = (sum.grid(), squares.grid());
-        let reader = Reader {
-            bounds,
-            midpoint: bounds.midpoint(),
-            half,
-            half_squared,
-            sum_grid,
-            squares_grid,
-            per_sum_unit: 1.0 / sum_grid.granularity(),
-            per_square_unit: 1.0 / squares_grid.granularity(),
-            max_sum_units: max_units(half, sum_grid)?,
-            max_square_units: max_units(half_squared, squares_grid)?,
-        };
+        let sum = Laplace::for_exact_sums(s.sum, third)?;
+        let squares = Laplace::for_exact_sums(s.squares, third)?;
+        let reader = Reader::new(bounds, &s, sum.grid(), squares.grid())?;
         Ok(Self {
             reader,
             contributions,
             relation,
-            epsilon,
-            noise: Noise { count, sum, squares },
+            loss: PrivacyLoss::Pure { epsilon },
+            noise: Noise::Laplace { count, sum, squares },
+        })
+    }
+
+    /// The same moments with discrete Gaussian noise, **ρ-zCDP** under `relation`: `ρ/3`
+    /// (rounded down) for each of `n`, `S₁`, `S₂`, with their L2 sensitivities (those of
+    /// the table above; each is one coordinate) in grid units on grids
+    /// `g ≤ min(Δ, σ)·2⁻⁴⁰` chosen from `Δ` and ρ alone, `σ = Δ/√(2ρ/3)`. The sums'
+    /// unit sensitivities are exact integers (`c·⌊h/g₁⌋`, `2c·⌊h/g₁⌋`, `c·⌊h²/g₂⌋`), so no
+    /// rounding is charged. Intervals use the discrete Gaussian's sub-Gaussian tail
+    /// ([`UnitCount::confidence_half_width`](super::UnitCount::confidence_half_width)).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), with [`Error::InvalidRho`] for ρ not finite or `≤ 0`
+    /// instead of ε; [`Error::ScaleOutOfRange`] when a σ² is out of the sampler's range.
+    pub fn zcdp(
+        bounds: impl Into<Bounds>,
+        contributions: u64,
+        relation: Neighbouring,
+        rho: f64,
+    ) -> Result<Self, Error> {
+        let bounds = bounds.into();
+        bounds.validate()?;
+        let rho = check_rho(rho)?;
+        let s = Sensitivities::of(&bounds, contributions, relation)?;
+        let third = round::div_down(rho, 3.0);
+        // σ = Δ/√(2ρ/3); only the grid depends on it (any public choice is private).
+        let root = (2.0 * third).sqrt();
+        let grid = |delta: f64| Grid::new(floor_log2(delta.min(delta / root)) - EXACT_SUM_RESOLUTION_BITS);
+        let reader = Reader::new(bounds, &s, grid(s.sum), grid(s.squares))?;
+        let units = |per_record: i64, factor: u64| -> Result<u64, Error> {
+            (per_record as u64)
+                .checked_mul(factor)
+                .filter(|&d| d > 0)
+                .ok_or(Error::InvalidSensitivity { value: s.sum })
+        };
+        let sum_factor = super::bounds::per_neighbour(contributions, relation).unwrap_or(u64::MAX);
+        Ok(Self {
+            noise: Noise::Gaussian {
+                count: DiscreteGaussian::zcdp(contributions, third)?,
+                sum: DiscreteGaussian::zcdp(units(reader.max_sum_units, sum_factor)?, third)?,
+                squares: DiscreteGaussian::zcdp(units(reader.max_square_units, contributions)?, third)?,
+            },
+            reader,
+            contributions,
+            relation,
+            loss: PrivacyLoss::Zcdp { rho },
         })
     }
 
@@ -239,9 +281,34 @@ impl Variance {
     fn release_exact<R: CryptoRng + ?Sized>(&self, state: &VarianceState, rng: &mut R) -> Spread {
         let reader = &self.reader;
         let n = i64::try_from(state.count).unwrap_or(i64::MAX);
-        let count = self.noise.count.release(n, rng);
-        let noisy_sum = self.noise.sum.release_units(state.positive - state.negative, rng);
-        let noisy_squares = self.noise.squares.release_units(state.squares, rng);
+        let sum = state.positive - state.negative;
+        let (count, noisy_sum, noisy_squares) = match &self.noise {
+            Noise::Laplace {
+                count,
+                sum: s,
+                squares,
+            } => (
+                count.release(n, rng),
+                s.release_units(sum, rng),
+                squares.release_units(state.squares, rng),
+            ),
+            Noise::Gaussian {
+                count,
+                sum: s,
+                squares,
+            } => {
+                // The noise of a sum is drawn alone and added in i128: sums of grid
+                // units can exceed the i64 range of the mechanism's input.
+                let count = count.release(n, rng);
+                let z1 = i128::from(s.release(0, rng));
+                let z2 = i128::from(squares.release(0, rng));
+                (
+                    count,
+                    reader.sum_grid.from_units(sum.saturating_add(z1)),
+                    reader.squares_grid.from_units(state.squares.saturating_add(z2)),
+                )
+            }
+        };
         let (lo, hi) = (reader.bounds.lower(), reader.bounds.upper());
         let (variance, mean) = if count <= 1 {
             (0.0, reader.midpoint)
@@ -262,6 +329,7 @@ impl Variance {
             noisy_squares,
             half_squared: reader.half_squared,
             noise: self.noise.clone(),
+            grids: (reader.sum_grid, reader.squares_grid),
             // Truncating to the grid and clamping the units move a record by less than
             // one grid step; computing y and y² in f64 by at most a relative 2⁻⁵².
             sum_record_error: record_error(reader.sum_grid, reader.half, 1.0),
@@ -279,20 +347,66 @@ impl Variance {
         self.contributions
     }
 
-    /// The noise scales `(count, sum, sum of squares)`, each `≥ Δ/(ε/3)` in its units.
+    /// The noise scales `(count, sum, sum of squares)` in the statistics' units: the
+    /// discrete Laplace scales `≥ Δ/(ε/3)`, or the discrete Gaussians' σ.
     pub fn scales(&self) -> (f64, f64, f64) {
-        (
-            self.noise.count.scale(),
-            self.noise.sum.scale(),
-            self.noise.squares.scale(),
-        )
+        match &self.noise {
+            Noise::Laplace { count, sum, squares } => (count.scale(), sum.scale(), squares.scale()),
+            Noise::Gaussian { count, sum, squares } => (
+                count.sigma(),
+                sum.sigma() * self.reader.sum_grid.granularity(),
+                squares.sigma() * self.reader.squares_grid.granularity(),
+            ),
+        }
     }
 
-    /// `PrivacyLoss::Pure { epsilon }` (three parts of `ε/3`).
+    /// `Pure { epsilon }` ([`new`](Self::new), three parts of `ε/3`) or `Zcdp { rho }`
+    /// ([`zcdp`](Self::zcdp), three parts of `ρ/3`).
     pub fn privacy_loss(&self) -> PrivacyLoss {
-        PrivacyLoss::Pure {
-            epsilon: self.epsilon,
-        }
+        self.loss
+    }
+}
+
+/// The real-valued sensitivities of the two sums (see the table of [`Variance`]) and the
+/// centring.
+struct Sensitivities {
+    half: f64,
+    half_squared: f64,
+    sum: f64,
+    squares: f64,
+}
+
+impl Sensitivities {
+    fn of(bounds: &Bounds, contributions: u64, relation: Neighbouring) -> Result<Self, Error> {
+        let moved =
+            super::bounds::per_neighbour(contributions, relation).ok_or(Error::InvalidSensitivity {
+                value: contributions as f64,
+            })?;
+        let half = round::mul_up(round::sub_up(bounds.upper(), bounds.lower()), 0.5);
+        let half_squared = round::mul_up(half, half);
+        Ok(Self {
+            half,
+            half_squared,
+            sum: round::mul_up(round::u64_up(moved), half),
+            squares: round::mul_up(round::u64_up(contributions), half_squared),
+        })
+    }
+}
+
+impl Reader {
+    fn new(bounds: Bounds, s: &Sensitivities, sum_grid: Grid, squares_grid: Grid) -> Result<Self, Error> {
+        Ok(Self {
+            bounds,
+            midpoint: bounds.midpoint(),
+            half: s.half,
+            half_squared: s.half_squared,
+            sum_grid,
+            squares_grid,
+            per_sum_unit: 1.0 / sum_grid.granularity(),
+            per_square_unit: 1.0 / squares_grid.granularity(),
+            max_sum_units: max_units(s.half, sum_grid)?,
+            max_square_units: max_units(s.half_squared, squares_grid)?,
+        })
     }
 }
 
@@ -399,21 +513,19 @@ impl Spread {
     /// [`Error::InvalidParameter`] unless `0 < β < 1`.
     pub fn variance_interval(&self, beta: f64) -> Result<(f64, f64), Error> {
         let third = round::down(crate::mechanisms::check_beta(beta)? / 3.0);
-        let count_width = self.noise.count.confidence_half_width(third)? as f64;
+        let (count_width, sum_noise_width, squares_noise_width) =
+            self.noise.half_widths(third, self.grids)?;
         let n = self.count as f64;
         let (n_low, n_high) = (round::sub_down(n, count_width), round::add_up(n, count_width));
         let full = (0.0, self.half_squared);
         if n_low.is_nan() || n_low < 1.0 || !n_high.is_finite() {
             return Ok(full);
         }
-        let width = |noise: &Laplace, per_record: f64| -> Result<f64, Error> {
-            Ok(round::add_up(
-                noise.confidence_half_width(third)?,
-                round::mul_up(n_high, per_record),
-            ))
-        };
-        let sum_width = width(&self.noise.sum, self.sum_record_error)?;
-        let squares_width = width(&self.noise.squares, self.square_record_error)?;
+        let sum_width = round::add_up(sum_noise_width, round::mul_up(n_high, self.sum_record_error));
+        let squares_width = round::add_up(
+            squares_noise_width,
+            round::mul_up(n_high, self.square_record_error),
+        );
         let squares_low = round::sub_down(self.noisy_squares, squares_width).max(0.0);
         let squares_high = round::add_up(self.noisy_squares, squares_width);
         let (sum_low, sum_high) = (
@@ -455,6 +567,36 @@ impl Spread {
     pub fn std_dev_interval(&self, beta: f64) -> Result<(f64, f64), Error> {
         let (low, high) = self.variance_interval(beta)?;
         Ok((round::sqrt_down(low).max(0.0), round::sqrt_up(high)))
+    }
+}
+
+impl Noise {
+    /// Half-widths at level `beta` each: the count's (records), the sums' (value units).
+    fn half_widths(
+        &self,
+        beta: f64,
+        (sum_grid, squares_grid): (Grid, Grid),
+    ) -> Result<(f64, f64, f64), Error> {
+        Ok(match self {
+            Noise::Laplace { count, sum, squares } => (
+                count.confidence_half_width(beta)? as f64,
+                sum.confidence_half_width(beta)?,
+                squares.confidence_half_width(beta)?,
+            ),
+            Noise::Gaussian { count, sum, squares } => {
+                let width = |noise: &DiscreteGaussian, grid: Grid| -> Result<f64, Error> {
+                    Ok(round::mul_up(
+                        gaussian_half_width(noise, beta)? as f64,
+                        grid.granularity(),
+                    ))
+                };
+                (
+                    gaussian_half_width(count, beta)? as f64,
+                    width(sum, sum_grid)?,
+                    width(squares, squares_grid)?,
+                )
+            }
+        })
     }
 }
 
