@@ -1,0 +1,443 @@
+//! Private quantiles over a public grid: [`Quantile`] (one) and
+//! [`Quantiles`](super::Quantiles) (several, by a recursive split), selected by
+//! permute-and-flip with exact weights over the edges of a [`QuantileGrid`], from the
+//! exact, mergeable [`BinCounts`](super::BinCounts).
+//!
+//! # The mechanism
+//!
+//! The candidates are the `B + 1` edges `e₀ = lower, …, e_B = upper` of the grid: the
+//! points whose rank the counts know exactly. With `Lⱼ` the number of (read) records
+//! below `eⱼ` and `n` their number, edge `j` scores
+//!
+//! ```text
+//! u(j) = −|Lⱼ − q̃·n|        (the rank score of Smith 2011, as OpenDP's make_private_quantile)
+//! ```
+//!
+//! where `q̃ = round(q·2³²)/2³²` (so `|q̃ − q| ≤ 2⁻³³`, a public change of `q`; for
+//! `n ≤ 2³²` it moves the target rank by less than a half). The released value is the
+//! selected edge itself — a public grid value, so no float leaks the data. Empty data:
+//! every edge scores 0 and the edge is uniform.
+//!
+//! **Sensitivity** (L∞ over candidates; `c` = `contributions`, the most records one
+//! privacy unit adds to or removes from the cell):
+//!
+//! * **add/remove** a unit (`n` private): adding `a` records below `eⱼ` and `c − a` above
+//!   moves `Lⱼ − q̃n` by `a − q̃c ∈ [−q̃c, (1 − q̃)c]`, so `Δu = c·max(q̃, 1 − q̃)` (`c/2`
+//!   for the median);
+//! * **substitution** of a unit's records (`n` public): `Lⱼ` moves by at most `c`, `n`
+//!   not at all, so `Δu = c`.
+//!
+//! The selection is [`PermuteAndFlip`] (McKenna & Sheldon 2020) on these scores at the
+//! claimed ε: **pure ε-DP** under the relation `Δu` was computed for, and never worse
+//! in expected score than the exponential mechanism OpenDP samples (both share the tail
+//! bound below). Each score is computed **exactly** in integers (units of `2⁻³²`
+//! ranks), rounded once to the selector's public score grid `g ≤ Δu·2⁻²⁰` (the rounding
+//! is charged to the sensitivity by the selector, see [`PermuteAndFlip`]), and gaps to
+//! the best score beyond `2⁵²·g` are capped — which is the same mechanism for the utility
+//! `max(u, OPT − 2⁵²g)`, of the same sensitivity, and changes only candidates whose
+//! weight is below `exp(−ε·2³¹)`. The words drawn (a uniform permutation and one coin
+//! per candidate) do not depend on the data.
+//!
+//! **Atoms.** All edges above the largest record have `Lⱼ = n` and score alike (likewise
+//! between two records), so when the top `1 − q` of the data is one repeated value the
+//! rank score cannot prefer the smallest edge above it. Integer data with such atoms
+//! (the [`ContributionBoundsSuggester`](super::ContributionBoundsSuggester)) is scored
+//! over the **bins** as points instead, tie-aware like OpenDP's score
+//! (`−|Lⱼ − q̃(n − cⱼ)|`, `cⱼ` the bin's count, i.e. `(1 − q̃)·below − q̃·above`; same
+//! `Δu`), and released as the bin's midpoint.
+//!
+//! # Error
+//!
+//! **In ranks.** Let `OPT = minⱼ |Lⱼ − q̃n|` (at most half the count of the bin holding
+//! the target rank) and `r(β) = 2(Δu + g)/ε · ln((B + 1)/β) + g`
+//! ([`Quantile::rank_error`]). With probability at least `1 − β` the released edge `e`
+//! satisfies `|L(e) − q̃n| ≤ OPT + r(β)` — each candidate with a larger gap is selected
+//! with probability at most its coin's, `exp(−ε·gap/(2(Δu + g)))`, and there are `B + 1`.
+//!
+//! **In value units.** On that event the released edge lies between the order
+//! statistics `x₍⌊q̃n − OPT − r⌋₎` and `x₍⌈q̃n + OPT + r⌉₊₁₎` of the clamped records,
+//! widened to the enclosing edges (at most one bin width `(upper − lower)/B` either
+//! way): the error in value is the spread of the data over `±(OPT + r)` ranks around
+//! the target, plus the bin width.
+//!
+//! # Several quantiles
+//!
+//! [`Quantiles`](super::Quantiles) releases `m` quantiles by the recursive split of
+//! Kaplan, Schnapp & Stemmer (2022, *Differentially Private Approximate Quantiles*,
+//! ICML): the middle level is released on all records; the records below and
+//! at-or-above the released edge form two disjoint sub-problems (a public split: the
+//! edge is released) that release the lower and upper levels among the edges up to and
+//! from it, relative to their own sizes (`q′ = (q − q_low)/(q_high − q_low)`),
+//! recursively. There are `ℓ = ⌈log₂(m + 1)⌉` levels; at each level each record falls
+//! in one sub-problem (add/remove), so each level costs `ε/ℓ` by parallel composition
+//! and the whole release is **ε-DP** under add/remove. Under substitution a unit's
+//! records may leave one sub-problem and enter another, so each selection is calibrated
+//! for add/remove at `ε/(2ℓ)` (two add/remove losses per level). JointExp (Gillenwater,
+//! Joseph & Kulesza 2021) was not chosen: its sampler is quadratic in the number of
+//! candidates (up to `2¹⁶ + 1` here), and the recursive split is at least as accurate in
+//! Kaplan et al.'s experiments.
+
+use super::quantile_grid::QuantileGrid;
+use crate::mechanisms::PermuteAndFlip;
+use crate::privacy::{PrivacyLoss, check_epsilon, round};
+use crate::sensitivity::Neighbouring;
+use crate::{CryptoRng, Error, Mechanism};
+
+/// The most records one privacy unit may add to a cell: `2²⁰`.
+pub const MAX_CONTRIBUTIONS: u64 = 1 << 20;
+
+/// The most quantile levels one [`Quantiles`](super::Quantiles) releases.
+pub const MAX_QUANTILES: usize = 1024;
+
+/// `q` in units of `2⁻³²`.
+const Q_SHIFT: u32 = 32;
+/// Gaps are capped at `2⁵²` score-grid units (exact in `f64`).
+const GAP_CAP: u128 = 1 << 52;
+
+/// What a selection chooses among.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Candidates {
+    /// The `B + 1` edges, scored `−|Lⱼ − q̃n|` (exact ranks: the release is an edge).
+    Edges,
+    /// The `B` bins as points, scored tie-aware `−|Lⱼ − q̃(n − cⱼ)|` (records in the bin
+    /// count as equal to it): for integer data with atoms, released as the midpoint.
+    Bins,
+}
+
+/// One selection over a range of the grid: the rank score for the level `q̃ = a/2³²`
+/// with sensitivity `Δu`, sampled by permute-and-flip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct RankSelector {
+    candidates: Candidates,
+    /// `q̃·2³²`.
+    level: u64,
+    sensitivity: f64,
+    selector: PermuteAndFlip,
+    /// The score grid `g = 2^(shift − 32)` ranks, i.e. `2^shift` score units.
+    shift: u32,
+}
+
+impl RankSelector {
+    pub(super) fn new(
+        candidates: Candidates,
+        q: f64,
+        epsilon: f64,
+        contributions: u64,
+        relation: Neighbouring,
+    ) -> Result<Self, Error> {
+        check_level(q)?;
+        check_epsilon(epsilon)?;
+        if !(1..=MAX_CONTRIBUTIONS).contains(&contributions) {
+            return Err(Error::InvalidParameter {
+                name: "contributions",
+                value: contributions as f64,
+                reason: "a unit contributes between 1 and 2^20 records to a cell",
+            });
+        }
+        let one = 1u64 << Q_SHIFT;
+        let level = ((q * one as f64).round() as u64).min(one);
+        let factor = match relation {
+            Neighbouring::AddRemove => level.max(one - level),
+            Neighbouring::Substitute => one,
+        };
+        // c·factor ≤ 2^20·2^32: exact in f64, and so is the division by 2^32.
+        let sensitivity = (contributions as f64 * factor as f64) / one as f64;
+        let selector = PermuteAndFlip::new(sensitivity, epsilon)?;
+        // g is a power of two with 2^-21 ≤ g ≤ 1 (Δu ∈ [1/2, 2^20]).
+        let exponent = ((selector.granularity().to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        Ok(Self {
+            candidates,
+            level,
+            sensitivity,
+            selector,
+            shift: (exponent + Q_SHIFT as i32) as u32,
+        })
+    }
+
+    /// The scores handed to the selector, from `below[j]` = the records under edge `j`
+    /// (`below.len()` = bins + 1) out of `n`: `−min(round(sⱼ/2^shift) − best, 2⁵²)·g`,
+    /// exact in `f64`, where `sⱼ = |Lⱼ·2³² − a·n|` per edge or `|Lⱼ·2³² − a·(n − cⱼ)|`
+    /// per bin.
+    fn scores(&self, below: &[u128], n: u128) -> Vec<f64> {
+        let level = self.level as u128; // a·n ≤ 2^32·2^80
+        let half = 1u128 << (self.shift - 1);
+        let round = |s: u128| (s + half) >> self.shift;
+        let units: Vec<u128> = match self.candidates {
+            Candidates::Edges => below
+                .iter()
+                .map(|&l| round((l << Q_SHIFT).abs_diff(level * n)))
+                .collect(),
+            Candidates::Bins => below
+                .windows(2)
+                .map(|w| round((w[0] << Q_SHIFT).abs_diff(level * (n - (w[1] - w[0])))))
+                .collect(),
+        };
+        let best = units.iter().copied().min().unwrap_or(0);
+        let g = self.selector.granularity();
+        units
+            .into_iter()
+            .map(|u| 0.0 - (u - best).min(GAP_CAP) as f64 * g)
+            .collect()
+    }
+
+    /// The index of the selected candidate (an edge, or a bin) — there is at least one.
+    pub(super) fn select<R: CryptoRng + ?Sized>(&self, below: &[u128], n: u128, rng: &mut R) -> usize {
+        let scores = self.scores(below, n);
+        // The scores are finite and non-empty, so the selector cannot refuse them.
+        self.selector.release(&scores, rng).unwrap_or(0)
+    }
+
+    /// `r(β) = 2(Δu + g)/ε·ln(K/β) + g` for `K` candidates, rounded up.
+    fn rank_error(&self, epsilon: f64, candidates: usize, beta: f64) -> f64 {
+        let g = self.selector.granularity();
+        let log = round::ln_up(round::div_up(candidates as f64, beta));
+        let scale = round::div_up(round::mul_up(2.0, round::add_up(self.sensitivity, g)), epsilon);
+        round::add_up(round::mul_up(scale, log), g)
+    }
+}
+
+pub(super) fn check_level(q: f64) -> Result<(), Error> {
+    if (0.0..=1.0).contains(&q) {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name: "q",
+            value: q,
+            reason: "a quantile level lies in [0, 1]",
+        })
+    }
+}
+
+/// One private quantile of records clamped to a [`QuantileGrid`]: permute-and-flip
+/// over the grid's edges with the rank score (see the [module docs](self) for the
+/// formula, the sensitivity and the error bounds).
+///
+/// * **Guarantee:** pure ε-DP under add/remove of a privacy unit contributing at most
+///   `contributions` records ([`new`](Self::new); `Δu = contributions·max(q, 1 − q)`),
+///   or under substitution ([`with_relation`](Self::with_relation); `Δu =
+///   contributions`).
+/// * **State:** exact [`BinCounts`](super::BinCounts), mergeable across partitions; the release reads
+///   only them ([`release_counts`](Self::release_counts)).
+/// * **Output:** an edge of the grid (empty data: every edge scores 0, so the edge is
+///   uniform — the release still works).
+/// * **Timing:** the words drawn depend only on `B`, never on the records.
+///
+/// ```
+/// use dpmech::statistics::{Quantile, QuantileGrid};
+/// use rand_chacha::ChaCha20Rng;
+/// use rand_core::SeedableRng;
+/// let grid = QuantileGrid::new(0.0, 3600.0, 3600)?;
+/// let median = Quantile::new(&grid, 0.5, 1.0, 1)?; // ε = 1, one record per unit
+/// let durations: Vec<f64> = (0..1001).map(|i| i as f64).collect();
+/// let released = median.release(&durations, &mut ChaCha20Rng::seed_from_u64(1));
+/// assert!((released - 500.0).abs() <= 50.0);
+/// // The same from counts merged elsewhere:
+/// let counts = grid.counts(&durations);
+/// let again = median.release_counts(counts.as_slice(), &mut ChaCha20Rng::seed_from_u64(1))?;
+/// assert_eq!(again, released);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quantile {
+    grid: QuantileGrid,
+    q: f64,
+    epsilon: f64,
+    contributions: u64,
+    relation: Neighbouring,
+    selector: RankSelector,
+}
+
+impl Quantile {
+    /// The `q`-quantile at level ε under add/remove of a unit contributing at most
+    /// `contributions` records (the SQL layer's L∞ bound).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for `q ∉ [0, 1]` (or NaN) or `contributions` not in
+    /// `1..=`[`MAX_CONTRIBUTIONS`]; [`Error::InvalidEpsilon`]; [`Error::ScaleOutOfRange`]
+    /// when `ε/Δu` is too small for the selector's score grid. All before anything is
+    /// drawn.
+    pub fn new(grid: &QuantileGrid, q: f64, epsilon: f64, contributions: u64) -> Result<Self, Error> {
+        Self::with_relation(grid, q, epsilon, contributions, Neighbouring::AddRemove)
+    }
+
+    /// The same under the neighbouring `relation` (substitution: `Δu = contributions`).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_relation(
+        grid: &QuantileGrid,
+        q: f64,
+        epsilon: f64,
+        contributions: u64,
+        relation: Neighbouring,
+    ) -> Result<Self, Error> {
+        Self::build(Candidates::Edges, grid, q, epsilon, contributions, relation)
+    }
+
+    /// The same over the bins as points (tie-aware score, midpoint released): for integer
+    /// data with atoms (the contribution bounds suggester).
+    pub(super) fn over_bins(
+        grid: &QuantileGrid,
+        q: f64,
+        epsilon: f64,
+        contributions: u64,
+        relation: Neighbouring,
+    ) -> Result<Self, Error> {
+        Self::build(Candidates::Bins, grid, q, epsilon, contributions, relation)
+    }
+
+    fn build(
+        candidates: Candidates,
+        grid: &QuantileGrid,
+        q: f64,
+        epsilon: f64,
+        contributions: u64,
+        relation: Neighbouring,
+    ) -> Result<Self, Error> {
+        let selector = RankSelector::new(candidates, q, epsilon, contributions, relation)?;
+        Ok(Self {
+            grid: *grid,
+            q,
+            epsilon,
+            contributions,
+            relation,
+            selector,
+        })
+    }
+
+    /// The released quantile from exact counts per bin (e.g. merged over partitions).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] when `counts.len()` is not the grid's number of bins
+    /// (a public shape), before anything is drawn. Never because of the counts' values.
+    pub fn release_counts<R: CryptoRng + ?Sized>(&self, counts: &[u64], rng: &mut R) -> Result<f64, Error> {
+        self.grid.check_counts(counts)?;
+        let below = QuantileGrid::prefix(counts);
+        let n = below[below.len() - 1];
+        Ok(self.value(self.selector.select(&below, n, rng)))
+    }
+
+    /// The released quantile of `records` (binned by the grid's rule, then
+    /// [`release_counts`](Self::release_counts)). Never fails: NaN, ±∞, out-of-range
+    /// values and empty data are all handled by the rule.
+    pub fn release<R: CryptoRng + ?Sized>(&self, records: &[f64], rng: &mut R) -> f64 {
+        let counts = self.grid.counts(records);
+        let below = QuantileGrid::prefix(counts.as_slice());
+        let n = below[below.len() - 1];
+        self.value(self.selector.select(&below, n, rng))
+    }
+
+    /// The exact scores the selector receives for `counts`, one per edge (`≤ 0`, the
+    /// best `0`): for tests and explanation.
+    ///
+    /// # Errors
+    ///
+    /// As [`release_counts`](Self::release_counts).
+    pub fn scores(&self, counts: &[u64]) -> Result<Vec<f64>, Error> {
+        self.grid.check_counts(counts)?;
+        let below = QuantileGrid::prefix(counts);
+        let n = below[below.len() - 1];
+        Ok(self.selector.scores(&below, n))
+    }
+
+    /// `r(β)`: with probability `≥ 1 − β` the released edge's rank is within
+    /// `OPT + r(β)` of `q̃n` (see the [module docs](self#error)).
+    pub fn rank_error(&self, beta: f64) -> f64 {
+        self.selector.rank_error(self.epsilon, self.grid.bins() + 1, beta)
+    }
+
+    /// The released value of candidate `j`.
+    fn value(&self, j: usize) -> f64 {
+        match self.selector.candidates {
+            Candidates::Edges => self.grid.edge(j),
+            Candidates::Bins => self.grid.midpoint(j),
+        }
+    }
+
+    /// The sensitivity `Δu` of the rank score, in ranks.
+    pub fn sensitivity(&self) -> f64 {
+        self.selector.sensitivity
+    }
+
+    /// The quantile level `q` as given.
+    pub fn level(&self) -> f64 {
+        self.q
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &QuantileGrid {
+        &self.grid
+    }
+
+    /// The most records one unit contributes.
+    pub fn contributions(&self) -> u64 {
+        self.contributions
+    }
+
+    /// The neighbouring relation the guarantee is stated for.
+    pub fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+
+    /// `PrivacyLoss::Pure { epsilon }`, under [`relation`](Self::relation).
+    pub fn privacy_loss(&self) -> PrivacyLoss {
+        PrivacyLoss::Pure {
+            epsilon: self.epsilon,
+        }
+    }
+}
+
+impl<'a> Mechanism<&'a [f64]> for Quantile {
+    type Output = f64;
+    fn release<R: CryptoRng + ?Sized>(&self, input: &'a [f64], rng: &mut R) -> Result<f64, Error> {
+        Ok(Quantile::release(self, input, rng))
+    }
+    fn privacy_loss(&self) -> PrivacyLoss {
+        Quantile::privacy_loss(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    #[test]
+    fn scores_are_exact_ranks_on_the_grid() {
+        let grid = QuantileGrid::new(0.0, 4.0, 4).unwrap();
+        let median = Quantile::new(&grid, 0.5, 1.0, 1).unwrap();
+        // Records 0.5, 1.5, 1.5, 3.5: L = [0, 1, 3, 3, 4], n = 4, target 2: |L − 2| =
+        // [2, 1, 1, 1, 2], handed over as gaps to the best.
+        let scores = median.scores(&[1, 2, 0, 1]).unwrap();
+        assert_eq!(scores, vec![-1.0, 0.0, 0.0, 0.0, -1.0]);
+        // Over bins, tie-aware for q = 0.9: |Lⱼ − 0.9(n − cⱼ)| = [2.7, 0.8, 0.6, 0.3].
+        let q9 = Quantile::over_bins(&grid, 0.9, 1.0, 1, Neighbouring::AddRemove).unwrap();
+        let scores = q9.scores(&[1, 2, 0, 1]).unwrap();
+        let want = [-2.4, -0.5, -0.3, 0.0];
+        assert!(
+            scores.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-5),
+            "{scores:?}"
+        );
+        assert_eq!(median.sensitivity(), 0.5);
+        let q9 = Quantile::new(&grid, 0.9, 1.0, 3).unwrap();
+        assert!((q9.sensitivity() - 2.7).abs() < 1e-9);
+        let sub = Quantile::with_relation(&grid, 0.9, 1.0, 3, Neighbouring::Substitute).unwrap();
+        assert_eq!(sub.sensitivity(), 3.0);
+    }
+
+    #[test]
+    fn huge_counts_do_not_overflow_and_empty_data_releases() {
+        let grid = QuantileGrid::new(0.0, 1.0, 3).unwrap();
+        let q = Quantile::new(&grid, 0.25, 1.0, 1).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let v = q.release_counts(&[u64::MAX; 3], &mut rng).unwrap();
+        assert!((0.0..=1.0).contains(&v));
+        assert!(q.scores(&[0; 3]).unwrap().iter().all(|&s| s == 0.0));
+        let v = q.release(&[], &mut rng);
+        assert!((0.0..=1.0).contains(&v));
+    }
+}
