@@ -98,7 +98,8 @@
 //!
 //! ```text
 //!  statistics   records (the rule for NaN/±∞/out of range, exact sums); count, sum,
-//!               mean (noisy-average Algorithms 1, 3, 4), histogram; accuracy
+//!               mean (noisy-average Algorithms 1, 3, 4), histogram; quantiles, private bounds,
+//!               variance, unit counts; accuracy
 //!  mechanisms   the Mechanism trait; Laplace, Geometric, Gaussian, DiscreteGaussian, Exponential, PermuteAndFlip,
 //!               ReportNoisyMax, RandomizedResponse, sparse vector (svt); one-call
 //!               laplace() / geometric() / gaussian()
@@ -173,7 +174,9 @@
 //! composition/zcdp.rs             zCDP and its conversions to (ε, δ)
 //! composition/rdp.rs              certified Rényi DP curves and their conversion
 //! composition/closed.rs           closed-form certificates carried beside a PLD
-//! composition/accountant.rs       Accountant: the thread-safe budget, charged before noise
+//! composition/accountant.rs       Accountant: the thread-safe budget, charged before noise;
+//!                                 a sequence fixed in advance or a privacy filter
+//! composition/charge.rs           Charge: what spend and release charge (label, relation)
 //! composition/online.rs           OnlineAccountant: one release at a time, refused before
 //!                                 noise (fixed-sequence rule or Rényi filter)
 //! composition/pld/mod.rs          privacy loss distributions: certified numerical composition
@@ -187,7 +190,16 @@
 //! statistics/clamped_sum.rs       ClampedSum, a Mechanism
 //! statistics/mean.rs              Mean and MeanMethod (noisy-average Algorithms 1, 3, 4)
 //! statistics/releases.rs          count, sum, mean, histogram, charged to an Accountant
+//! statistics/bounds.rs            ApproxBounds: private bounds from a noisy power-of-two histogram
+//! statistics/variance.rs          Variance: variance, standard deviation and mean from exact moments
+//! statistics/unit_count.rs        UnitCount: distinct privacy units per group (pure ε or ρ-zCDP)
 //! statistics/accuracy.rs          confidence half-widths, their inverses, belief bounds
+//! statistics/quantile.rs          Quantile: the rank score over bins, its sensitivity and error,
+//!                                 permute-and-flip selection
+//! statistics/quantile_grid.rs     QuantileGrid (bins, edges, the rule for every record),
+//!                                 BinCounts (the mergeable state)
+//! statistics/quantile_split.rs    Quantiles: several quantiles by a recursive split
+//! statistics/quantile_contributions.rs  ContributionBoundsSuggester: L0 and L∞ as DP quantiles
 //! audit/mod.rs                    Auditor: the empirical privacy test
 //! audit/events.rs                 candidate events, split-sample selection, certification
 //! audit/binomial.rs               exact binomial tails, Clopper–Pearson bounds
