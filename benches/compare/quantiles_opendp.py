@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Accuracy of private quantiles: OpenDP's make_private_quantile against dpmech's
+Quantile, on the same data, candidates and ε.
+
+Data: 10^6 log-normal durations (median e^5 ~ 148 s, sigma = 1.2) clamped to
+[0, 3600], drawn once from a fixed seed and written to a file both sides read (raw
+little-endian f64), and its first 10^3 records as a second data set (a typical group).
+Candidates: the edges of dpmech's grid, 3600 bins of one second over [0, 3600]
+(0, 1, ..., 3600) -- the values dpmech can release. For each n in {10^6, 10^3},
+eps in {1, 0.1} and q in {0.1, 0.5, 0.9}, both release the q-quantile (RELEASES
+times for n = 10^6, SMALL times for n = 10^3; add/remove neighbours, one record per
+unit); the script prints the median absolute error in ranks (distance from q*n to the
+released value's rank interval) and in seconds (to the exact quantile
+x_(ceil(q*n))), side by side.
+
+Run from the repository root (needs `pip install 'opendp==0.16.*' numpy`):
+
+    python3 benches/compare/quantiles_opendp.py [--releases 200] [--small 2000] [--data FILE]
+
+dpmech's side is `cargo run --release --example quantile_compare -- DATA RELEASES SMALL`,
+which this script calls. Not part of CI.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import opendp.prelude as dp
+
+LEVELS = [0.1, 0.5, 0.9]
+EPSILONS = [1.0, 0.1]
+BINS = 3600
+UPPER = 3600.0
+
+
+def write_data(path):
+    rng = np.random.default_rng(2026)
+    x = np.minimum(rng.lognormal(mean=5.0, sigma=1.2, size=1_000_000), UPPER)
+    x.astype("<f8").tofile(path)
+
+
+def errors(sorted_x, q, value):
+    """(rank error, value error) of a released value."""
+    n = len(sorted_x)
+    target = q * n
+    below = np.searchsorted(sorted_x, value, side="left")
+    at_most = np.searchsorted(sorted_x, value, side="right")
+    rank = max(below - target, target - at_most, 0.0)
+    truth = sorted_x[max(math.ceil(target) - 1, 0)]
+    return rank, abs(value - truth), truth
+
+
+def opendp_side(x, releases, small):
+    dp.enable_features("contrib")
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+    candidates = [float(j) for j in range(BINS + 1)]
+    rows = []
+    for data, count in ((x, releases), (x[:1000], small)):
+        sorted_x = np.sort(data)
+        for eps in EPSILONS:
+            for q in LEVELS:
+                # eps = 2 max(q, 1-q) / scale for OpenDP's exponential mechanism (Gumbel
+                # report-noisy-max on the integerised rank score).
+                scale = 2.0 * max(q, 1.0 - q) / eps
+                m = dp.m.make_private_quantile(
+                    domain, dp.symmetric_distance(), dp.max_divergence(), candidates, q, scale
+                )
+                assert m.map(1) <= eps * (1 + 1e-12), (m.map(1), eps)
+                ranks, seconds = [], []
+                for _ in range(count):
+                    r, s, truth = errors(sorted_x, q, m(data))
+                    ranks.append(r)
+                    seconds.append(s)
+                rows.append(
+                    dict(n=len(data), eps=eps, q=q, truth=float(truth),
+                         rank=float(np.median(ranks)), seconds=float(np.median(seconds)))
+                )
+                print(f"opendp n={len(data)} eps={eps} q={q}: {rows[-1]}", file=sys.stderr)
+    return rows
+
+
+def dpmech_side(path, releases, small):
+    out = subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--example", "quantile_compare", "--", path, str(releases),
+         str(small)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--releases", type=int, default=200)
+    parser.add_argument("--small", type=int, default=2000)
+    parser.add_argument("--data", default="/tmp/dpmech_durations.f64")
+    args = parser.parse_args()
+    if not os.path.exists(args.data):
+        write_data(args.data)
+    x = np.fromfile(args.data, dtype="<f8")
+    ours = {(r["n"], r["eps"], r["q"]): r for r in dpmech_side(args.data, args.releases, args.small)}
+    theirs = opendp_side(x, args.releases, args.small)
+    print(f"opendp {dp.__version__ if hasattr(dp, '__version__') else ''}: {args.releases} releases per row "
+          f"at n = 10^6, {args.small} at n = 10^3; candidates = the {BINS + 1} edges of {BINS} one-second bins; "
+          f"median absolute error")
+    print("| n | ε | q | truth (s) | OpenDP ranks | dpmech ranks | OpenDP s | dpmech s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for t in theirs:
+        o = ours[(t["n"], t["eps"], t["q"])]
+        print(f"| {t['n']} | {t['eps']} | {t['q']} | {t['truth']:.2f} | {t['rank']:.1f} | {o['rank']:.1f} "
+              f"| {t['seconds']:.2f} | {o['seconds']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
