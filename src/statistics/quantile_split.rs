@@ -1,6 +1,6 @@
 //! [`Quantiles`]: several private quantiles at once by the recursive split of Kaplan,
 //! Schnapp & Stemmer (2022); the mechanism, its guarantee and its ε split are described
-//! in the [`quantile`](super::Quantile) docs (section *Several quantiles*).
+//! in the [`quantile`](super::quantile#several-quantiles) module docs.
 
 use super::quantile::{Candidates, MAX_QUANTILES, RankSelector, check_level};
 use super::quantile_grid::QuantileGrid;
