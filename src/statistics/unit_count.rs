@@ -232,6 +232,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn grouped_releases_count_each_unit_once_in_at_most_l0_keys() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::SeedableRng;
+        // ε = 10⁶: the noise is 0 except with probability ~e^(−10⁶/2).
+        let exact = UnitCount::pure(2, Neighbouring::AddRemove, 1e6).unwrap();
+        let visits = [
+            (1, "mon"),
+            (1, "mon"),
+            (1, "wed"),
+            (1, "tue"),
+            (2, "tue"),
+            (3, "wed"),
+            (4, "sun"), // not a key: dropped
+        ];
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let keys = ["mon", "tue", "wed", "thu"];
+        // Unit 1 keeps its two smallest keys, "mon" and "tue".
+        assert_eq!(exact.release_groups(&visits, &keys, &mut rng), [1, 2, 1, 0]);
+        assert_eq!(exact.release(&[7, 7, 8, 7], &mut rng), 2);
+        let empty: [(u8, &str); 0] = [];
+        assert_eq!(exact.release_groups(&empty, &keys, &mut rng), [0, 0, 0, 0]);
+    }
+
+    #[test]
     fn calibration_follows_the_groups_per_unit() {
         let one = UnitCount::pure(1, Neighbouring::AddRemove, 1.0).unwrap();
         let three = UnitCount::pure(3, Neighbouring::AddRemove, 1.0).unwrap();
