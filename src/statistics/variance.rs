@@ -60,14 +60,15 @@ const EXACT_SUM_RESOLUTION_BITS: i32 = 40;
 ///   most `contributions` records each.
 /// * **Confidence intervals** ([`Spread::variance_interval`], [`Spread::std_dev_interval`]):
 ///   conservative, from the released values only. Each noise gets the half-width of its
-///   exact tail at `β/3` (union bound), widened by the rounding of `n` records to the
+///   tail at `β/3` (union bound; the exact discrete Laplace tail, or the discrete
+///   Gaussian's sub-Gaussian bound), widened by the rounding of `n` records to the
 ///   grids; the variance interval is the range of `S₂/n − (S₁/n)²` over that box, bounded
 ///   term by term (`S₂/n` and `(S₁/n)²` separately, which only widens it), every step
 ///   rounded outward, and intersected with `[0, h²]`; `[0, h²]` itself when the box allows
 ///   `n < 1`. The standard deviation's interval is its square root.
 /// * **Never fails on records**; empty data gives a release (usually the fallback).
-/// * **Draws:** one discrete Laplace sample for each of the three moments, whatever the
-///   data.
+/// * **Draws:** one discrete Laplace (or, for [`Variance::zcdp`], discrete Gaussian)
+///   sample for each of the three moments, whatever the data.
 ///
 /// ```
 /// use dpmech::sensitivity::Neighbouring;
