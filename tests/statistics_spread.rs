@@ -84,6 +84,20 @@ fn bounds_pass_an_audit_at_epsilon_and_an_unnoised_histogram_fails() {
         .audit_categorical(|r| bits(m.release(&d, r)), |r| bits(m.release(&d_prime, r)))
         .unwrap();
     verdict("ApproxBounds at ε = 1", &report, true);
+    // Substitution: one record moved from [1, 2) to [2, 4), which moves two bins.
+    let swapped = ApproxBounds::new(1, Neighbouring::Substitute, 1.0)
+        .unwrap()
+        .exponents(-4, 8)
+        .unwrap();
+    let mut d_swapped = d.clone();
+    d_swapped[0] = 3.0;
+    let report = auditor
+        .audit_categorical(
+            |r| bits(swapped.release(&d, r)),
+            |r| bits(swapped.release(&d_swapped, r)),
+        )
+        .unwrap();
+    verdict("ApproxBounds under substitution at ε = 1", &report, true);
     // Negative control: the same threshold on the exact counts (no noise). D gives
     // [1, 2], D′ gives [1, 4]: an infinite loss.
     let t = m.threshold() as usize;
