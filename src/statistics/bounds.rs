@@ -326,6 +326,7 @@ pub(super) fn per_neighbour(k: u64, relation: Neighbouring) -> Option<u64> {
 
 impl BoundsHistogram {
     /// Counts one record in its bin (NaN in none). Never fails.
+    #[inline]
     pub fn add(&mut self, value: f64) {
         if let Some(bin) = self.bin(value) {
             self.counts[bin] = self.counts[bin].saturating_add(1);
@@ -333,6 +334,7 @@ impl BoundsHistogram {
     }
 
     /// The bin of `value` (`None` for NaN), by its binary exponent.
+    #[inline]
     pub fn bin(&self, value: f64) -> Option<usize> {
         if value.is_nan() {
             return None;

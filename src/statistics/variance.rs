@@ -112,6 +112,9 @@ enum Noise {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Reader {
     bounds: Bounds,
+    lower: f64,
+    upper: f64,
+    nan_value: f64,
     midpoint: f64,
     /// `h`, rounded up.
     half: f64,
@@ -398,6 +401,9 @@ impl Reader {
     fn new(bounds: Bounds, s: &Sensitivities, sum_grid: Grid, squares_grid: Grid) -> Result<Self, Error> {
         Ok(Self {
             bounds,
+            lower: bounds.lower(),
+            upper: bounds.upper(),
+            nan_value: bounds.nan_value(),
             midpoint: bounds.midpoint(),
             half: s.half,
             half_squared: s.half_squared,
@@ -443,9 +449,12 @@ fn mismatch() -> Error {
 
 impl VarianceState {
     /// Adds one record (never fails: NaN imputed, ±∞ and out-of-range values clamped).
+    #[inline]
     pub fn add(&mut self, value: f64) {
         let r = &self.reader;
-        let y = (r.bounds.read(value) - r.midpoint).clamp(-r.half, r.half);
+        // The rule of `Bounds::read`, written out so that it inlines into an engine's loop.
+        let read = if value.is_nan() { r.nan_value } else { value }.clamp(r.lower, r.upper);
+        let y = (read - r.midpoint).clamp(-r.half, r.half);
         // Truncated to whole grid units (|y/g₁| < 2⁶³, so the conversion is exact up to
         // the truncation, at most one unit) and clamped to the public bound per record.
         let units = ((y * r.per_sum_unit) as i64).clamp(-r.max_sum_units, r.max_sum_units);
