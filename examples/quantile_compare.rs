@@ -6,7 +6,7 @@
 //! q-quantile `RELEASES` times (`SMALL` times for 10³) with [`Quantile`] over the
 //! 3601 edges of 3600 one-second bins of
 //! [0, 3600] (add/remove, one record per unit), printing one JSON line per setting: the
-//! median absolute error in ranks and in seconds, and the exact quantile.
+//! median (and mean) absolute error in ranks and in seconds, and the exact quantile.
 //!
 //! Run: `cargo run --release --example quantile_compare -- /tmp/dpmech_durations.f64 200 2000`
 
@@ -59,8 +59,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ranks.push((below - target).max(target - at_most).max(0.0));
                     seconds.push((v - truth).abs());
                 }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let (rank_mean, seconds_mean) = (mean(&ranks), mean(&seconds));
                 println!(
-                    "{{\"n\": {}, \"eps\": {epsilon:?}, \"q\": {q:?}, \"truth\": {truth}, \"rank\": {}, \"seconds\": {}}}",
+                    "{{\"n\": {}, \"eps\": {epsilon:?}, \"q\": {q:?}, \"truth\": {truth}, \"rank\": {}, \"seconds\": {}, \"rank_mean\": {rank_mean}, \"seconds_mean\": {seconds_mean}}}",
                     data.len(),
                     median(ranks),
                     median(seconds)

@@ -386,3 +386,39 @@ fn suggested_bounds_are_charged_first_and_track_the_data() {
     assert!(ContributionBoundsSuggester::new(4, 1 << 17).is_err());
     assert!(suggester.quantile(1.5).is_err());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 500,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5EED_0031),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any grid parameters, level, ε and records (NaN, ±∞, subnormals, extremes): a
+    /// typed error from the parameters, or a release that is an edge of the grid.
+    #[test]
+    fn any_input_gives_a_typed_error_or_an_edge(
+        lower in common::any_float(),
+        upper in common::any_float(),
+        bins in 0usize..300,
+        q in common::any_float(),
+        epsilon in common::any_float(),
+        records in proptest::collection::vec(common::any_float(), 0..40),
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let Ok(grid) = QuantileGrid::new(lower, upper, bins) else { return Ok(()) };
+        for &x in &records {
+            let j = grid.bin_of(x);
+            proptest::prop_assert!(j < grid.bins());
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        if let Ok(quantile) = Quantile::new(&grid, q, epsilon, 1) {
+            let v = quantile.release(&records, &mut rng);
+            proptest::prop_assert!((0..=grid.bins()).any(|j| grid.edge(j) == v), "{v}");
+        }
+        if let Ok(quantiles) = Quantiles::new(&grid, &[q, 0.5], epsilon, 2) {
+            let v = quantiles.release(&records, &mut rng);
+            proptest::prop_assert!(v.iter().all(|x| (grid.lower()..=grid.upper()).contains(x)));
+        }
+    }
+}
