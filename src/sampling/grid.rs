@@ -56,17 +56,25 @@ impl Grid {
     /// `a = b`).
     #[inline]
     pub fn to_units(&self, value: f64) -> i128 {
-        let bound = self.clamp_bound();
-        let clamped = value.clamp(-bound, bound);
         // Multiplying by 2^−k (a normal float for every supported k) is exact, like
-        // the division by g it replaces, and the quotient is at most 2^100.
-        let scaled = clamped * pow2(-self.exponent);
+        // the division by g it replaces. Below 2^63 units the value is inside the clamp
+        // bound 2^(k + 100), so clamping first would change nothing: the clamp is
+        // applied only to the rest (the same result, with fewer instructions for the
+        // common case).
+        let scaled = value * pow2(-self.exponent);
         if scaled.abs() < I64_RANGE {
             i128::from(round_half_away(scaled))
         } else {
-            // |scaled| ≥ 2^63 is already an integer.
-            scaled as i128
+            self.clamped_units(value)
         }
+    }
+
+    /// [`to_units`](Self::to_units) for `|value/g| ≥ 2⁶³` (or NaN): clamped to the
+    /// bound, then scaled; the quotient (at most 2^100) is already an integer.
+    #[cold]
+    fn clamped_units(&self, value: f64) -> i128 {
+        let bound = self.clamp_bound();
+        (value.clamp(-bound, bound) * pow2(-self.exponent)) as i128
     }
 
     /// `units · g` as an `f64`: exact when `|units| < 2⁵³`, otherwise the nearest `f64`,
