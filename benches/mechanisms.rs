@@ -49,6 +49,25 @@ fn naive_softmax(rng: &mut ChaCha20Rng, scores: &[f64], lambda: f64, weights: &m
     weights.partition_point(|&w| w <= target).min(scores.len() - 1)
 }
 
+/// Float Gumbel-max: `argmax λ·u − ln(−ln U)` with one float uniform per candidate, the
+/// textbook way to sample the exponential mechanism. Not private (float noise); baseline
+/// only.
+#[inline]
+fn naive_gumbel_max(rng: &mut ChaCha20Rng, scores: &[f64], lambda: f64) -> usize {
+    let mut best = f64::NEG_INFINITY;
+    let mut winner = 0;
+    for (i, &s) in scores.iter().enumerate() {
+        // U in (0, 1): never 0, so both logarithms are finite.
+        let u = ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+        let key = lambda * s - (-u.ln()).ln();
+        if key > best {
+            best = key;
+            winner = i;
+        }
+    }
+    winner
+}
+
 fn discrete_gaussian(c: &mut Criterion) {
     let mut group = c.benchmark_group("discrete_gaussian");
     group.throughput(Throughput::Elements(1));
@@ -138,6 +157,9 @@ fn selection(c: &mut Criterion) {
         });
         group.bench_function("naive_float_softmax_baseline", |b| {
             b.iter(|| naive_softmax(&mut rng, black_box(&scores), 0.5, &mut weights))
+        });
+        group.bench_function("naive_float_gumbel_max_baseline", |b| {
+            b.iter(|| naive_gumbel_max(&mut rng, black_box(&scores), 0.5))
         });
         let exponential = Exponential::new(1.0, 1.0).unwrap();
         group.bench_function("exact_Exponential::release", |b| {

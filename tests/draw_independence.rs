@@ -520,11 +520,20 @@ type Release<'m> = dyn Fn(&[f64], &mut Counted<'_>) -> usize + 'm;
 /// looping exponential mechanism (kept here as the negative control) fails it.
 #[test]
 fn selection_mechanisms_draw_the_same_words_whatever_the_scores() {
+    audit_selection_index_and_words(100, 200_000, 43);
+}
+
+/// The joint audit of (index, words drawn) for every selection mechanism on `[0; n]`
+/// against `[1, 0, …, 0]` (Δu = 1, ε = 1, `samples` runs per input), each of which must
+/// PASS at its claimed loss, and for the looping exponential mechanism (uniform
+/// candidate, accepted with Bernoulli(exp(−gap/2)) by CKS20 Algorithm 1; exact in its
+/// index), which must FAIL.
+fn audit_selection_index_and_words(n: usize, samples: usize, seed: u64) {
     use dpmech::{Exponential, PermuteAndFlip, ReportNoisyMax};
-    let d = vec![0.0f64; 100];
+    let d = vec![0.0f64; n];
     let mut d_prime = d.clone();
     d_prime[0] = 1.0;
-    let audit = |loss| Auditor::new(loss).unwrap().samples(200_000).seed(43);
+    let audit = |loss| Auditor::new(loss).unwrap().samples(samples).seed(seed);
 
     let exponential = Exponential::new(1.0, 1.0).unwrap();
     let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
@@ -550,12 +559,10 @@ fn selection_mechanisms_draw_the_same_words_whatever_the_scores() {
         let report = audit(loss)
             .audit_with_draw_count(|r| release(&d, r) as i64, |r| release(&d_prime, r) as i64)
             .unwrap();
-        println!("{name}, (index, words):\n{report}");
+        println!("{name}, {n} candidates, (index, words):\n{report}");
         assert_eq!(report.verdict, Verdict::Pass, "{name}: {report}");
     }
 
-    // Negative control: the rejection loop (uniform candidate, accept with
-    // Bernoulli(exp(−gap/2)) by CKS20 Algorithm 1), exact in its index.
     let looping = |scores: &[f64], rng: &mut Counted<'_>| -> i64 {
         let best = scores.iter().copied().fold(f64::MIN, f64::max);
         loop {
@@ -568,8 +575,98 @@ fn selection_mechanisms_draw_the_same_words_whatever_the_scores() {
     let report = audit(exponential.privacy_loss())
         .audit_with_draw_count(|r| looping(&d, r), |r| looping(&d_prime, r))
         .unwrap();
-    println!("looping exponential mechanism, (index, words):\n{report}");
+    println!("looping exponential mechanism, {n} candidates, (index, words):\n{report}");
     assert_eq!(report.verdict, Verdict::Fail, "{report}");
+}
+
+/// Issue 32 §4, at 1000 candidates: the words a selection draws are a function of the
+/// seed alone. For each mechanism and each of three seeds, the per-release word counts
+/// of 40 releases are the same sequence for five very different score vectors (all
+/// tied; one candidate 1000·Δu ahead; a ramp; a permuted spread; clamped extremes with
+/// a third of the candidates tied at the top), and they are the documented counts:
+/// one word for `Exponential`, `n + 1` for permute-and-flip (both constructors), and for
+/// report-noisy-max with Laplace noise two words per discrete Laplace trial plus the
+/// tie-breaking word (every candidate's noise takes at least one trial). Any count that
+/// followed the scores — a tie drawing extra bits, a loop over the candidates that
+/// stopped early — would make two of the sequences differ.
+#[test]
+fn selection_words_at_1000_candidates_are_a_function_of_the_seed_alone() {
+    use dpmech::audit::CountingRng;
+    use dpmech::{Exponential, PermuteAndFlip, ReportNoisyMax};
+    let n = 1000;
+    let vectors: Vec<Vec<f64>> = vec![
+        vec![0.0; n],
+        (0..n).map(|i| if i == 0 { 1000.0 } else { 0.0 }).collect(),
+        (0..n).map(|i| i as f64 * 0.1).collect(),
+        (0..n).map(|i| ((i * 7919) % 1000) as f64 * 0.01).collect(),
+        (0..n)
+            .map(|i| match i % 3 {
+                0 => f64::MAX,
+                1 => -1e300,
+                _ => 5.0,
+            })
+            .collect(),
+    ];
+    let exponential = Exponential::new(1.0, 1.0).unwrap();
+    let monotone = Exponential::with_monotonicity(1.0, 0.01, dpmech::Monotonicity::Monotone).unwrap();
+    let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
+    let rnm_laplace = ReportNoisyMax::laplace(1.0, 1.0).unwrap();
+    let rnm_exponential = ReportNoisyMax::exponential(1.0, 1.0).unwrap();
+    type Select<'m> = dyn Fn(&[f64], &mut CountingRng<ChaCha20Rng>) -> usize + 'm;
+    /// Whether a release's word count is the documented one.
+    type Documented<'m> = dyn Fn(u64) -> bool + 'm;
+    let mechanisms: [(&str, &Select<'_>, &Documented<'_>); 5] = [
+        ("Exponential", &|s, r| exponential.release(s, r).unwrap(), &|w| {
+            w == 1
+        }),
+        (
+            "Exponential (monotone, ε = 0.01)",
+            &|s, r| monotone.release(s, r).unwrap(),
+            &|w| w == 1,
+        ),
+        ("PermuteAndFlip", &|s, r| pf.release(s, r).unwrap(), &|w| {
+            w == n as u64 + 1
+        }),
+        (
+            "ReportNoisyMax::exponential",
+            &|s, r| rnm_exponential.release(s, r).unwrap(),
+            &|w| w == n as u64 + 1,
+        ),
+        (
+            "ReportNoisyMax::laplace",
+            &|s, r| rnm_laplace.release(s, r).unwrap(),
+            &|w| w % 2 == 1 && w > 2 * n as u64,
+        ),
+    ];
+    for (name, release, documented) in mechanisms {
+        for seed in 0..3u64 {
+            let counts = |scores: &[f64]| -> Vec<u64> {
+                let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(4200 + seed));
+                (0..40)
+                    .map(|_| {
+                        let before = rng.draws();
+                        release(scores, &mut rng);
+                        rng.draws() - before
+                    })
+                    .collect()
+            };
+            let reference = counts(&vectors[0]);
+            assert!(reference.iter().all(|&w| documented(w)), "{name}: {reference:?}");
+            for scores in &vectors[1..] {
+                assert_eq!(counts(scores), reference, "{name}, seed {seed}");
+            }
+            println!("{name}, seed {seed}: words per release {:?}", &reference[..8]);
+        }
+    }
+}
+
+/// The joint audit of (index, words drawn) at 1000 candidates, scores `[0; 1000]`
+/// against `[1, 0, …, 0]` (Δu = 1, ε = 1, 100 000 runs per input): every selection
+/// mechanism passes at its claimed ε, and the looping exponential mechanism (the
+/// negative control of the test above at 100 candidates) fails.
+#[test]
+fn selection_index_and_words_audit_at_1000_candidates() {
+    audit_selection_index_and_words(1000, 100_000, 44);
 }
 
 /// Randomized response: one word per report whatever the bit and the outcome. The

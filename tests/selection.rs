@@ -102,6 +102,74 @@ fn permute_and_flip_and_exponential_noise_max_match_the_exact_probabilities() {
     assert!(result.passes(), "{result:?}");
 }
 
+/// Issue 32 §4: the one-pass samplers at 1000 candidates. Five groups of 200 tied
+/// candidates with scores 0, 1, 2, 3, 4 (Δu = 1, ε = 1), in interleaved order; the
+/// frequencies of the groups (N = 10⁵, α = 1e-3) against, for the exponential
+/// mechanism, the softmax `200·e^(u_g/2)/Σ_h 200·e^(u_h/2)`, and for permute-and-flip
+/// (both constructors) `Pr[r] = p_r ∫₀¹ Π_{j≠r} (1 − p_j + p_j t) dt` with
+/// `p_j = e^((u_j − 4)/2)` — the first heads of a uniform order over independent coins,
+/// `E[1/(1 + K_r)]` for the number `K_r` of other heads, integrated here by Simpson's
+/// rule (the exact probabilities of the small case above come from the permutations
+/// instead).
+#[test]
+fn selection_frequencies_at_1000_candidates_match_the_exact_probabilities() {
+    let groups = [0.0f64, 1.0, 2.0, 3.0, 4.0];
+    let (per_group, lambda) = (200usize, 0.5);
+    let scores: Vec<f64> = (0..groups.len() * per_group)
+        .map(|i| groups[i % groups.len()])
+        .collect();
+    let by_group = |draw: &mut dyn FnMut() -> usize| -> Vec<u64> {
+        let mut counts = vec![0u64; groups.len()];
+        for _ in 0..N {
+            counts[draw() % groups.len()] += 1;
+        }
+        counts
+    };
+    let softmax_groups = softmax(&groups, lambda);
+    let exponential = Exponential::new(1.0, 1.0).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(5800);
+    let counts = by_group(&mut || exponential.release(&scores, &mut rng).unwrap());
+    let result = chi_square(&counts, &softmax_groups);
+    println!("exponential, 1000 candidates: {counts:?} {result:?}");
+    assert!(result.passes(), "{result:?}");
+
+    let p: Vec<f64> = groups.iter().map(|&u| (lambda * (u - 4.0)).exp()).collect();
+    let steps = 200_000;
+    let expected: Vec<f64> = (0..groups.len())
+        .map(|g| {
+            let integrand = |t: f64| {
+                groups
+                    .iter()
+                    .enumerate()
+                    .map(|(h, _)| {
+                        let others = if h == g { per_group - 1 } else { per_group };
+                        (1.0 - p[h] + p[h] * t).powi(others as i32)
+                    })
+                    .product::<f64>()
+            };
+            let h = 1.0 / steps as f64;
+            let mut sum = integrand(0.0) + integrand(1.0);
+            for k in 1..steps {
+                sum += integrand(k as f64 * h) * if k % 2 == 1 { 4.0 } else { 2.0 };
+            }
+            per_group as f64 * p[g] * sum * h / 3.0
+        })
+        .collect();
+    let total: f64 = expected.iter().sum();
+    assert!((total - 1.0).abs() < 1e-9, "{total}");
+    println!("permute-and-flip group probabilities at 1000 candidates {expected:?}");
+    let pf = PermuteAndFlip::new(1.0, 1.0).unwrap();
+    let counts = by_group(&mut || pf.release(&scores, &mut rng).unwrap());
+    let result = chi_square(&counts, &expected);
+    println!("permute-and-flip, 1000 candidates: {counts:?} {result:?}");
+    assert!(result.passes(), "{result:?}");
+    let rnm = ReportNoisyMax::exponential(1.0, 1.0).unwrap();
+    let counts = by_group(&mut || rnm.release(&scores, &mut rng).unwrap());
+    let result = chi_square(&counts, &expected);
+    println!("report-noisy-max, exponential noise, 1000 candidates: {counts:?} {result:?}");
+    assert!(result.passes(), "{result:?}");
+}
+
 /// `Pr[argmax_j (u_j + L_j) = i]` for i.i.d. Laplace(b) noise, by numerical
 /// integration of `f(x − u_i) Π_{j≠i} F(x − u_j)` (the grid is 2⁻²⁰ of Δu, so the
 /// discrete noise agrees with this to about 1e-6).
@@ -445,14 +513,22 @@ fn pinned_outputs_for_a_fixed_seed() {
         (
             // Re-pinned when the selection mechanisms became draw-independent
             // (inversion of certified cumulative weights; permute-and-flip flips
-            // every coin): the same seed now consumes words differently.
+            // every coin): the same seed now consumes words differently. Unchanged by
+            // the one-pass inversion (issue 32 §4): the same exact inversion of the
+            // same first word.
             vec![2, 2, 2, 1, 0, 2],
-            vec![1, 3, 2, 1, 1, 1],
+            // Re-pinned (issue 32 §4, was [1, 3, 2, 1, 1, 1]): permute-and-flip no
+            // longer draws the order; its coins take one word each, in index order,
+            // and one more word chooses uniformly among the heads.
+            vec![1, 3, 3, 2, 1, 1],
             // Re-pinned when the discrete Laplace sampler became draw-independent
             // (and again because the two mechanisms above draw differently, and when
             // the discrete Laplace chunks became 10 bits wide, and when the remainder of
-            // large scales became a rejection step).
-            vec![2, 2, 3, 1, 1, 0]
+            // large scales became a rejection step). Re-pinned (issue 32 §4, was
+            // [2, 2, 3, 1, 1, 0]): the noise of all candidates comes from the batch
+            // path, a tie is broken by one word drawn every time, and permute-and-flip
+            // above draws differently.
+            vec![2, 1, 2, 1, 2, 0]
         )
     );
 }

@@ -4,7 +4,7 @@
 use super::{Monotonicity, check_all_finite};
 use crate::privacy::{PrivacyLoss, check_epsilon, check_sensitivity, round};
 use crate::sampling::grid::{Grid, floor_log2};
-use crate::sampling::{BitSource, bernoulli_exp_neg_dyadic, sample_index_exp_neg, uniform_below_bits};
+use crate::sampling::{BitSource, ExpNegLower, sample_index_exp_neg, uniform_below_word, with_scratch};
 use crate::{CryptoRng, Error};
 
 /// Scores are rounded to a grid `g ≤ Δu·2⁻²⁰`: the unit sensitivity is about `2²⁰`.
@@ -34,8 +34,11 @@ pub(crate) struct ScoreScale {
     /// `c = rate_num / 2^rate_shift`.
     rate_num: u64,
     rate_shift: u32,
-    /// Gaps are capped at this many units.
-    cap: u128,
+    /// `c·2⁶⁴ = rate_num·2^(64 − rate_shift)` (exact, `< 2¹²⁷`): a weight's exponent
+    /// `c·gap` in 64.64 fixed point is `rate_fixed·gap`.
+    rate_fixed: u128,
+    /// Gaps are capped at this many units (`< 2⁶²`).
+    cap: u64,
 }
 
 impl ScoreScale {
@@ -71,53 +74,70 @@ impl ScoreScale {
         }
         let rate_num = scaled as u64;
         let rate_shift = shift as u32;
-        // cap = ⌈1100·2^s/m⌉ ≤ 1100·2^63/4096 < 2^62.
-        let cap = ((CAP_EXPONENT * 2f64.powi(shift)) / scaled).ceil() as u128 + 1;
+        let rate_fixed = u128::from(rate_num) << (64 - rate_shift);
+        // cap = ⌈1100·2^s/m⌉ + 1 ≤ 1100·2^63/4096 + 2 < 2^62, and at most
+        // ⌊(2¹²⁸ − 1)/(c·2⁶⁴)⌋ (≥ 2, and c·cap ≥ 1100 either way), so that c·gap in 64.64
+        // fixed point never exceeds 128 bits.
+        let cap = (((CAP_EXPONENT * 2f64.powi(shift)) / scaled).ceil() as u64 + 1)
+            .min(u64::try_from(u128::MAX / rate_fixed).unwrap_or(u64::MAX));
         Ok(Self {
             grid,
             unit_sensitivity,
             rate_num,
             rate_shift,
+            rate_fixed,
             cap,
         })
     }
 
-    /// Validates the scores (before any randomness) and returns them in grid units with
-    /// the maximum.
-    pub(crate) fn units(&self, scores: &[f64]) -> Result<(Vec<i128>, i128), Error> {
+    /// Refuses no scores and non-finite ones, before any randomness.
+    fn validate(scores: &[f64]) -> Result<(), Error> {
         if scores.is_empty() {
             return Err(Error::EmptyInput {
                 what: "the candidate scores",
             });
         }
-        check_all_finite(scores)?;
+        check_all_finite(scores)
+    }
+
+    /// Validates the scores (before any randomness) and returns them in grid units with
+    /// the maximum.
+    pub(crate) fn units(&self, scores: &[f64]) -> Result<(Vec<i128>, i128), Error> {
+        Self::validate(scores)?;
         let units: Vec<i128> = scores.iter().map(|&s| self.grid.to_units(s)).collect();
         let best = units.iter().copied().max().unwrap_or(0);
         Ok((units, best))
     }
 
-    /// The capped gap `min(OPT − ũ, cap)`.
+    /// Validates the scores (before any randomness) and returns the best one in grid
+    /// units, `OPT = maxᵣ ũᵣ` (the rounding to the grid is monotone, so this is the
+    /// rounded maximum): for the one-pass samplers, which round each score as they go.
     #[inline]
-    pub(crate) fn gap(&self, best: i128, unit: i128) -> u128 {
-        (best.abs_diff(unit)).min(self.cap)
+    pub(crate) fn best_units(&self, scores: &[f64]) -> Result<i128, Error> {
+        Self::validate(scores)?;
+        let best = scores
+            .iter()
+            .fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+        Ok(self.grid.to_units(best))
     }
 
-    /// `c·gap·2ˢ = m·gap`, the numerator of the weight's exponent over `2ˢ` (m < 2⁶³ and
-    /// gap ≤ cap < 2⁶²: below 2¹²⁵).
-    #[inline]
-    fn exponent(&self, gap: u128) -> u128 {
-        self.rate_num as u128 * gap
+    /// The capped gap `min(OPT − ũ, cap)` (`ũ ≤ OPT`, both at most `2¹⁰⁰` in magnitude).
+    #[inline(always)]
+    pub(crate) fn gap(&self, best: i128, unit: i128) -> u64 {
+        debug_assert!(unit <= best);
+        // cap < 2⁶²: the minimum fits.
+        ((best - unit) as u128).min(u128::from(self.cap)) as u64
     }
 
-    /// Bernoulli(`exp(−c·gap)`), exactly, from one 64-bit word (more only on a fallback
-    /// event of probability `≤ 2⁻⁵⁸`, see `sampling::fixed_exp`).
-    #[inline]
-    pub(crate) fn accept<R: CryptoRng + ?Sized>(&self, gap: u128, bits: &mut BitSource<'_, R>) -> bool {
-        bernoulli_exp_neg_dyadic(self.exponent(gap), self.rate_shift, bits)
+    /// The exponent `c·gap` of the weight `exp(−c·gap)` of a candidate with grid score
+    /// `unit`, in 64.64 fixed point, exactly: `c·2⁶⁴·gap < 2¹²⁸` (the cap sees to it).
+    #[inline(always)]
+    pub(crate) fn exponent_of(&self, best: i128, unit: i128) -> u128 {
+        self.rate_fixed * u128::from(self.gap(best, unit))
     }
 
     /// `exp(−c·gap)` as an `f64` (for tests and display only).
-    pub(crate) fn weight(&self, gap: u128) -> f64 {
+    pub(crate) fn weight(&self, gap: u64) -> f64 {
         (-(self.rate_num as f64 / 2f64.powi(self.rate_shift as i32)) * gap as f64).exp()
     }
 
@@ -213,25 +233,26 @@ impl Exponential {
     /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
     /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
-        let (units, best) = self.scale.units(scores)?;
+        let best = self.scale.best_units(scores)?;
+        let grid = self.scale.grid;
         let mut bits = BitSource::new(rng);
-        Ok(self.select_units(&units, best, &mut bits))
+        Ok(self.select(scores.len(), move |i| grid.to_units(scores[i]), best, &mut bits))
     }
 
-    /// Inversion of the exact cumulative weights `exp(−c·gapᵢ)` (one word per selection,
-    /// more only on a fallback event of probability `≤ 130·n²·2⁻⁶⁴`; see
+    /// Inversion of the exact cumulative weights `exp(−c·gapᵢ)` of the `n` candidates
+    /// with grid scores `unit_of(i)` and maximum `best`, in one pass over them (one word
+    /// per selection, more only on a fallback event of probability `≤ 130·n²·2⁻⁶⁴`; see
     /// `sampling::fixed_exp`): the words drawn do not depend on the scores.
-    fn select_units<R: CryptoRng + ?Sized>(
+    #[inline(always)]
+    fn select<R: CryptoRng + ?Sized>(
         &self,
-        units: &[i128],
+        n: usize,
+        unit_of: impl Fn(usize) -> i128,
         best: i128,
         bits: &mut BitSource<'_, R>,
     ) -> usize {
-        let exponents: Vec<u128> = units
-            .iter()
-            .map(|&u| self.scale.exponent(self.scale.gap(best, u)))
-            .collect();
-        sample_index_exp_neg(&exponents, self.scale.rate_shift, bits)
+        let scale = self.scale;
+        sample_index_exp_neg(n, move |i| scale.exponent_of(best, unit_of(i)), bits)
     }
 
     /// Top-k by peeling: `k` successive selections, each removing the chosen candidate;
@@ -262,9 +283,8 @@ impl Exponential {
         let mut chosen = Vec::with_capacity(k);
         let mut bits = BitSource::new(rng);
         for _ in 0..k {
-            let current: Vec<i128> = remaining.iter().map(|&(_, u)| u).collect();
-            let best = current.iter().copied().max().unwrap_or(0);
-            let pick = self.select_units(&current, best, &mut bits);
+            let best = remaining.iter().map(|&(_, u)| u).max().unwrap_or(0);
+            let pick = self.select(remaining.len(), |i| remaining[i].1, best, &mut bits);
             chosen.push(remaining.swap_remove(pick).0);
         }
         Ok(chosen)
@@ -338,13 +358,16 @@ impl Exponential {
 ///   exponential noise (Ding et al. 2021), which is how
 ///   [`ReportNoisyMax::exponential`](super::ReportNoisyMax::exponential) samples.
 /// * **Exactness:** the same public score grid, charged rounding and rounded-down
-///   rate as [`Exponential`]; the permutation is a Fisher–Yates shuffle with exact
-///   uniform integers, the coins one-word certified Bernoulli(`exp(−γ)`) trials.
-/// * **Timing:** the whole permutation is drawn and **every** candidate's coin is
-///   flipped (the first heads is returned; the others are independent and ignored),
-///   so the words drawn do not depend on the scores (more only on a fallback event
-///   of probability `≤ 2⁻⁵⁸` per coin). The price: `n` coins per release instead of
-///   the `O(n / Σ weights)` an early exit would need.
+///   rate as [`Exponential`]; the coins are one-word certified Bernoulli(`exp(−γ)`)
+///   trials and the final choice an exact uniform integer.
+/// * **Sampling:** **every** candidate's coin is flipped, in index order, and the
+///   output is a uniformly chosen candidate among those that came up heads (the best
+///   one always does). That is permute-and-flip exactly: with the coins independent of
+///   a uniform order, the first heads in that order is uniform over the heads.
+/// * **Timing:** one word per coin and one for the choice, `n + 1` words per release
+///   whatever the scores (more only on fallback events of probability `≤ 2⁻⁵⁸` per coin
+///   and `< n·2⁻⁶⁴` for the choice). The price: `n` coins per release instead of the
+///   `O(n / Σ weights)` an early exit would need.
 ///
 /// ```
 /// use dpmech::PermuteAndFlip;
@@ -384,9 +407,16 @@ impl PermuteAndFlip {
     /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
     /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
-        let (units, best) = self.scale.units(scores)?;
+        let best = self.scale.best_units(scores)?;
+        let grid = self.scale.grid;
         let mut bits = BitSource::new(rng);
-        Ok(permute_and_flip(&self.scale, &units, best, &mut bits))
+        Ok(permute_and_flip(
+            &self.scale,
+            scores.len(),
+            move |i| grid.to_units(scores[i]),
+            best,
+            &mut bits,
+        ))
     }
 
     /// The score grid `g`.
@@ -402,32 +432,67 @@ impl PermuteAndFlip {
     }
 }
 
-/// Permute-and-flip on grid scores (shared with report-noisy-max): a uniform
-/// permutation, then a coin Bernoulli(`exp(−c·gap)`) for **every** candidate in that
-/// order; the first heads is returned. Flipping the coins after the first heads does
-/// not change the output's distribution (they are independent and ignored), and it
-/// makes the words drawn independent of the scores: `n − 1` uniform draws whose
-/// rejection counts do not depend on the scores, and one word per coin (more only on
-/// a fallback event of probability `≤ 2⁻⁵⁸` per coin).
+/// Coins whose words [`permute_and_flip`] draws in one generator call (and whose
+/// outcomes fill one 64-bit mask).
+const COIN_BATCH: usize = 64;
+
+/// Permute-and-flip on grid scores (shared with report-noisy-max): a coin
+/// Bernoulli(`exp(−c·gapᵣ)`) for **every** candidate `r` (grid score `unit_of(r)`,
+/// maximum `best`), then a uniform choice among the heads.
+///
+/// **Why this is permute-and-flip.** Permute-and-flip visits the candidates in a
+/// uniform order `π` and returns the first heads. Flipping every coin (those after the
+/// first heads are ignored) changes nothing, and then the coins are independent of
+/// `π`: given the set `H` of heads (never empty: the best candidate's weight is 1), the
+/// first element of `H` in a uniform order is uniform over `H`. So drawing `H` and
+/// choosing uniformly in it has exactly the output distribution of permute-and-flip,
+/// without drawing the order.
+///
+/// **Words.** The coins' words are drawn `COIN_BATCH` at a time
+/// ([`BitSource::fill_bytes`]); each coin is decided by its word except on a fallback
+/// event of probability `≤ 2⁻⁵⁸` (further words), and the choice is one word
+/// ([`uniform_below_word`], a second with probability `< n·2⁻⁶⁴`): `n + 1` words
+/// whatever the scores.
+#[inline(always)]
 pub(crate) fn permute_and_flip<R: CryptoRng + ?Sized>(
     scale: &ScoreScale,
-    units: &[i128],
+    n: usize,
+    unit_of: impl Fn(usize) -> i128,
     best: i128,
     bits: &mut BitSource<'_, R>,
 ) -> usize {
-    let n = units.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in 0..n.saturating_sub(1) {
-        let j = i + uniform_below_bits(bits, (n - i) as u64) as usize;
-        order.swap(i, j);
-    }
-    let mut chosen = None;
-    for &r in &order {
-        let heads = scale.accept(scale.gap(best, units[r]), bits);
-        if heads && chosen.is_none() {
-            chosen = Some(r);
+    let (scale, coins) = (*scale, ExpNegLower::new());
+    // One bit per coin, set for heads, COIN_BATCH coins to a mask.
+    with_scratch(n.div_ceil(COIN_BATCH), |masks: &mut [u64]| {
+        let mut heads = 0u64;
+        let mut bytes = [0u8; 8 * COIN_BATCH];
+        for (batch, mask) in masks.iter_mut().enumerate() {
+            let start = batch * COIN_BATCH;
+            let words = &mut bytes[..8 * COIN_BATCH.min(n - start)];
+            bits.fill_bytes(words);
+            for (k, word) in words.chunks_exact(8).enumerate() {
+                let u = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+                let flip = coins.coin(scale.exponent_of(best, unit_of(start + k)), u, bits);
+                *mask |= u64::from(flip) << k;
+            }
+            heads += u64::from(mask.count_ones());
         }
-    }
-    // The best candidate has gap 0 and always comes up heads.
-    chosen.unwrap_or(order[n - 1])
+        // The chosen heads, counted from the first.
+        let mut rank = uniform_below_word(bits, heads.max(1));
+        for (batch, &mask) in masks.iter().enumerate() {
+            let count = u64::from(mask.count_ones());
+            if rank < count {
+                // Clear the `rank` lowest set bits; the lowest remaining one is chosen.
+                let mut rest = mask;
+                for _ in 0..rank {
+                    rest &= rest - 1;
+                }
+                return batch * COIN_BATCH + rest.trailing_zeros() as usize;
+            }
+            rank -= count;
+        }
+        // Not reached: the best candidate's coin always comes up heads.
+        debug_assert!(false, "no heads");
+        0
+    })
 }

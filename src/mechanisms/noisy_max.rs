@@ -3,7 +3,7 @@
 use super::Monotonicity;
 use super::exponential::{ScoreScale, permute_and_flip};
 use crate::privacy::{PrivacyLoss, round};
-use crate::sampling::{BitSource, DiscreteLaplace, Rational, uniform_below_bits};
+use crate::sampling::{BatchSink, BitSource, DiscreteLaplace, Rational, uniform_below_word, with_scratch};
 use crate::{CryptoRng, Error};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,9 @@ enum Noise {
 ///
 /// **Timing:** with Laplace noise, every candidate's noise draws a number of words
 /// independent of its value (see [`DiscreteLaplace`]), except on a fallback event of
-/// probability `< 2⁻⁴⁰·²⁸` per candidate; breaking an exact tie draws extra bits. The
+/// probability `< 2⁻⁴⁰·²⁸` per candidate, and the tie among the largest noisy scores is
+/// broken with one more word whether or not there is a tie (a second only with
+/// probability `< n·2⁻⁶⁴`), so the words drawn do not depend on the scores. The
 /// exponential-noise variant is permute-and-flip, which flips every candidate's coin
 /// (see [`PermuteAndFlip`](super::PermuteAndFlip)).
 ///
@@ -131,31 +133,15 @@ impl ReportNoisyMax {
     /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
     /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
-        let (units, best) = self.scale.units(scores)?;
+        let best = self.scale.best_units(scores)?;
+        let grid = self.scale.grid();
+        let to_units = move |i: usize| grid.to_units(scores[i]);
         let mut bits = BitSource::new(rng);
         Ok(match &self.noise {
-            Noise::Exponential => permute_and_flip(&self.scale, &units, best, &mut bits),
-            Noise::Laplace(noise) => {
-                let mut winner = 0usize;
-                let mut top = i128::MIN;
-                let mut ties: u64 = 0;
-                for (r, &u) in units.iter().enumerate() {
-                    let noisy = u.saturating_add(noise.sample_inlined(&mut bits));
-                    if noisy > top {
-                        top = noisy;
-                        winner = r;
-                        ties = 1;
-                    } else if noisy == top {
-                        // Reservoir sampling: each of the tied candidates ends up chosen
-                        // with probability 1/ties.
-                        ties += 1;
-                        if uniform_below_bits(&mut bits, ties) == 0 {
-                            winner = r;
-                        }
-                    }
-                }
-                winner
-            }
+            Noise::Exponential => permute_and_flip(&self.scale, scores.len(), to_units, best, &mut bits),
+            Noise::Laplace(noise) => with_scratch(scores.len(), |noisy: &mut [i128]| {
+                laplace_noisy_max(noise, to_units, noisy, &mut bits)
+            }),
         })
     }
 
@@ -174,4 +160,55 @@ impl ReportNoisyMax {
             epsilon: self.epsilon,
         }
     }
+}
+
+/// Noise samples by index, as the discrete Laplace batch path hands them over.
+struct Samples<'a>(&'a mut [i128]);
+
+impl BatchSink for Samples<'_> {
+    #[inline(always)]
+    fn narrow(&mut self, i: usize, z: i64) {
+        self.0[i] = i128::from(z);
+    }
+
+    #[inline(always)]
+    fn wide(&mut self, i: usize, z: i128) {
+        self.0[i] = z;
+    }
+}
+
+/// The index of the largest `unit_of(r) + Zᵣ` over the `noisy.len()` candidates, ties
+/// broken uniformly: the noise of every candidate from the discrete Laplace batch path
+/// (words in distribution as for one sample each, independent of the values), then one
+/// word choosing among the `t ≥ 1` tied maxima ([`uniform_below_word`], drawn even when
+/// `t = 1`, so a tie costs no extra word).
+#[inline(always)]
+fn laplace_noisy_max<R: CryptoRng + ?Sized>(
+    noise: &DiscreteLaplace,
+    unit_of: impl Fn(usize) -> i128,
+    noisy: &mut [i128],
+    bits: &mut BitSource<'_, R>,
+) -> usize {
+    noise.sample_batch(noisy.len(), &mut Samples(noisy), bits);
+    let (mut top, mut winner, mut ties) = (i128::MIN, 0usize, 0u64);
+    for (r, value) in noisy.iter_mut().enumerate() {
+        *value = unit_of(r).saturating_add(*value);
+        if *value > top {
+            (top, winner, ties) = (*value, r, 1);
+        } else if *value == top {
+            ties += 1;
+        }
+    }
+    let pick = uniform_below_word(bits, ties) as usize;
+    if pick == 0 {
+        return winner;
+    }
+    // The pick-th tied maximum after the first.
+    noisy
+        .iter()
+        .enumerate()
+        .skip(winner + 1)
+        .filter(|&(_, &value)| value == top)
+        .nth(pick - 1)
+        .map_or(winner, |(r, _)| r)
 }

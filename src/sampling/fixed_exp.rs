@@ -23,7 +23,7 @@
 //! fallback.
 
 use super::BitSource;
-use super::certified::{Big, Interval, LazyUniform, Threshold, exact_less_exp_neg, exp_neg};
+use super::certified::{Big, Interval, LazyUniform, exact_less_exp_neg, exp_neg, exp_neg_big};
 use crate::CryptoRng;
 use std::sync::OnceLock;
 
@@ -41,12 +41,17 @@ struct Tables {
     /// `digits[j][d]` encloses `exp(−d·2⁸ʲ⁻⁶⁴)` (both bounds: the tests' reference).
     #[cfg(test)]
     digits: [[Entry; 256]; 8],
-    /// The lower bounds of `whole` and `digits` alone: all [`enclose`] reads.
-    whole_lo: [u64; 64],
+    /// The lower bounds of `whole` and `digits` alone: all [`enclose`] reads (`whole_lo`
+    /// has a 0 at index 64: the lower bound of `exp(−i)` from `i = 64` on).
+    whole_lo: [u64; 65],
     digits_lo: [[u64; 256]; 8],
     /// `W`: `2⁶⁴·exp(−γ) ≤ lo + W` for the `lo` of [`enclose`], the sum of the widest
     /// entry's width (`hi + 1 − lo`) of each of the nine factors plus 2 per product.
     width: u64,
+    /// `W′`: the same bound for [`ExpNegLower::lower`], whose four lowest bytes are one
+    /// linear factor (width 2) instead of four table entries, so six factors and five
+    /// products.
+    linear_width: u64,
 }
 
 fn tables() -> &'static Tables {
@@ -100,14 +105,16 @@ fn build() -> Box<Tables> {
     // The whole part's factor is an entry of `whole` or, from i = 64 on, [0, 2⁻⁶⁴]
     // (width 1); eight products join the nine factors.
     let width = widest(&whole).max(1) + digits.iter().map(|t| widest(t)).sum::<u64>() + 2 * 8;
+    let linear_width = widest(&whole).max(1) + digits[4..].iter().map(|t| widest(t)).sum::<u64>() + 2 + 2 * 5;
     Box::new(Tables {
-        whole_lo: whole.map(|(lo, _)| lo),
+        whole_lo: core::array::from_fn(|i| whole.get(i).map_or(0, |&(lo, _)| lo)),
         digits_lo: digits.map(|table| table.map(|(lo, _)| lo)),
         #[cfg(test)]
         whole,
         #[cfg(test)]
         digits,
         width,
+        linear_width,
     })
 }
 
@@ -129,10 +136,81 @@ pub(crate) fn product((al, ah): Entry, (bl, bh): Entry) -> Entry {
 /// the upper bound is `lo + W − 1` with the table-wide `W` (checked `≤ 64` in tests).
 #[inline]
 pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
-    let [first, d0, d1, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
+    let t = tables();
+    let lo = lower_product(lower_factors(t, x, shift));
+    (lo, lo.saturating_add(t.width - 1))
+}
+
+/// The balanced product tree of [`enclose`] over the nine lower factors.
+#[inline(always)]
+fn lower_product([first, d0, d1, d2, d3, d4, d5, d6, d7]: [u64; 9]) -> u64 {
     let m = mul_lower;
-    let lo = m(m(m(first, d0), m(d1, d2)), m(m(d3, d4), m(m(d5, d6), d7)));
-    (lo, lo.saturating_add(tables().width - 1))
+    m(m(m(first, d0), m(d1, d2)), m(m(d3, d4), m(m(d5, d6), d7)))
+}
+
+/// Lower bounds of `exp(−γ)` for `γ = x/2⁶⁴ < 2⁶⁴` given in 64.64 fixed point (`x`
+/// exact), with the tables borrowed once (the selection mechanisms evaluate one weight
+/// per candidate in a loop): `lower(x) ≤ 2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′`,
+/// [`band_width`](Self::band_width)` = W′ ≤ 64` (checked in tests).
+///
+/// [`enclose`]'s factorisation, with the whole part and the fraction read off the two
+/// halves of `x` (no shift), and the four lowest bytes of the fraction taken together:
+/// for `f < 2³²` and `t = f·2⁻⁶⁴ < 2⁻³²`, `1 − t ≤ exp(−t) ≤ 1 − t + t²/2` with
+/// `2⁶⁴·t²/2 < 2⁻¹`, so `2⁶⁴ − 1 − f` is a lower bound of `2⁶⁴·exp(−t)` at most 2 units
+/// below it, with no table read. The whole part's entry, the four upper bytes' entries
+/// and that factor make six factors and five products (instead of nine and eight), and
+/// `W′` is their widths' sum plus 2 per product, as for `W`.
+#[derive(Clone, Copy)]
+pub(crate) struct ExpNegLower {
+    tables: &'static Tables,
+}
+
+impl ExpNegLower {
+    /// The view (builds the process-wide tables on first use).
+    #[inline]
+    pub(crate) fn new() -> Self {
+        Self { tables: tables() }
+    }
+
+    /// The lower bound: `lower(x) ≤ 2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′`.
+    #[inline(always)]
+    pub(crate) fn lower(&self, x: u128) -> u64 {
+        let t = self.tables;
+        let first = t.whole_lo[((x >> 64) as u64).min(64) as usize];
+        let frac = x as u64;
+        let d = |j: usize| digit_factor(t, frac, j);
+        let linear = u64::MAX - (frac & u64::from(u32::MAX));
+        let m = mul_lower;
+        m(m(m(first, d(4)), m(d(5), d(6))), m(d(7), linear))
+    }
+
+    /// `W′`: `2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′` for every `x` (`W′ ≤ 64`).
+    #[inline]
+    pub(crate) fn band_width(&self) -> u64 {
+        self.tables.linear_width
+    }
+
+    /// Bernoulli(`exp(−x/2⁶⁴)`), exactly, decided by a word `u` already drawn (the
+    /// first 64 bits of the uniform `U`): heads when `u < lower(x)`, tails when
+    /// `u ≥ lower(x) + W′`, and for the at most `W′ ≤ 64` words in between (probability
+    /// `≤ 2⁻⁵⁸`) the exact lazy comparison of `U` with `exp(−x/2⁶⁴)`, drawing further
+    /// words of `U` from `bits`. The coins of permute-and-flip; the caller draws the
+    /// words (in batches).
+    #[inline(always)]
+    pub(crate) fn coin<R: CryptoRng + ?Sized>(&self, x: u128, u: u64, bits: &mut BitSource<'_, R>) -> bool {
+        let lo = self.lower(x);
+        if u.checked_sub(lo).is_some_and(|d| d < self.tables.linear_width) {
+            resolve_fixed_point(x, u, bits)
+        } else {
+            u < lo
+        }
+    }
+}
+
+/// [`ExpNegLower::coin`]'s exact comparison of `U` (first word `u`) with `exp(−x/2⁶⁴)`.
+#[cold]
+fn resolve_fixed_point<R: CryptoRng + ?Sized>(x: u128, u: u64, bits: &mut BitSource<'_, R>) -> bool {
+    x == 0 || resolve_exact(u, 64, (Big::from_u128(x), Big::pow2(64)), bits)
 }
 
 /// [`enclose`]'s lower bound of `exp(−x′/2^shift)` for `x′ ≤ x`, `x` with the two
@@ -142,7 +220,7 @@ pub(crate) fn enclose(x: u128, shift: u32) -> (u64, u64) {
 /// factors is no wider.
 #[inline]
 pub(crate) fn enclose_coarse(x: u128, shift: u32) -> u64 {
-    let [first, _, _, d2, d3, d4, d5, d6, d7] = lower_factors(x, shift);
+    let [first, _, _, d2, d3, d4, d5, d6, d7] = lower_factors(tables(), x, shift);
     let m = mul_lower;
     m(m(first, m(d2, d3)), m(m(d4, d5), m(d6, d7)))
 }
@@ -151,15 +229,20 @@ pub(crate) fn enclose_coarse(x: u128, shift: u32) -> u64 {
 /// on: `exp(−64) < 2⁻⁹²`) and those of the eight bytes of the 64-bit fraction, lowest
 /// first.
 #[inline(always)]
-fn lower_factors(x: u128, shift: u32) -> [u64; 9] {
+fn lower_factors(t: &Tables, x: u128, shift: u32) -> [u64; 9] {
     debug_assert!(shift <= 63);
-    let t = tables();
     let whole = x >> shift;
     // The fraction as a 64-bit binary fraction (exact: shift ≤ 63).
     let frac = ((x & ((1u128 << shift) - 1)) << (64 - shift)) as u64;
-    let first = if whole < 64 { t.whole_lo[whole as usize] } else { 0 };
-    let d = |j: usize| t.digits_lo[j][((frac >> (8 * j)) & 0xff) as usize];
+    let first = t.whole_lo[whole.min(64) as usize];
+    let d = |j: usize| digit_factor(t, frac, j);
     [first, d(0), d(1), d(2), d(3), d(4), d(5), d(6), d(7)]
+}
+
+/// The lower bound of the factor of byte `j` of the fraction, `exp(−dⱼ·2⁸ʲ⁻⁶⁴)`.
+#[inline(always)]
+fn digit_factor(t: &Tables, frac: u64, j: usize) -> u64 {
+    t.digits_lo[j][((frac >> (8 * j)) & 0xff) as usize]
 }
 
 /// `⌊a·b/2⁶⁴⌋`: the product of two lower bounds (units of `2⁻⁶⁴`), rounded down.
@@ -184,39 +267,6 @@ fn enclose_chain(x: u128, shift: u32) -> (u64, u64) {
         acc = product(acc, table[((frac >> (8 * j)) & 0xff) as usize]);
     }
     acc
-}
-
-/// Bernoulli(`exp(−x/2^shift)`), exactly, from one 64-bit word (plus further words only
-/// on the fallback event of probability `≤ 2⁻⁵⁸`). `shift ≤ 63`.
-#[inline]
-pub(crate) fn bernoulli_exp_neg_dyadic<R: CryptoRng + ?Sized>(
-    x: u128,
-    shift: u32,
-    bits: &mut BitSource<'_, R>,
-) -> bool {
-    let (lo, hi) = enclose(x, shift);
-    let u = bits.word();
-    if u < lo {
-        true
-    } else if u > hi {
-        false
-    } else {
-        resolve(x, shift, u, bits)
-    }
-}
-
-#[cold]
-fn resolve<R: CryptoRng + ?Sized>(x: u128, shift: u32, u: u64, bits: &mut BitSource<'_, R>) -> bool {
-    if x == 0 {
-        return true; // exp(0) = 1 > U
-    }
-    Threshold {
-        step: x,
-        den: 1u64 << shift,
-        size: None,
-        two_sided: false,
-    }
-    .exact_less(&mut LazyUniform::new(u, 64), 1, bits)
 }
 
 /// `x_lo ≤ 2⁶³·num/den ≤ x_hi` for `1 ≤ den ≤ 2⁶⁴`, capped at `64·2⁶³` (where the
@@ -438,61 +488,112 @@ fn mul_shr64(a: u128, b: u128, ceil: bool) -> u128 {
     floor + u128::from(ceil && (low & u64::MAX as u128) != 0)
 }
 
-/// An index `i` drawn with probability `exp(−xᵢ/2^shift) / Σⱼ exp(−xⱼ/2^shift)`, exactly,
-/// by inversion of the cumulative weights: one 64-bit word `u` places `U·S` (`S` the
-/// total weight) between two certified prefix sums, and the index is decided when
-/// the enclosures of its two boundaries separate it; otherwise (probability at most
-/// `(64n + 2)·n·2⁻⁶⁴` for n weights, the sum of the boundaries' enclosure widths over
-/// `S ≥ 1`) further words of `U` are drawn and every weight is enclosed again at
-/// growing precision until they do. Requires `min xᵢ = 0` (so `S ≥ 1`), `n ≥ 1`,
-/// `shift ≤ 63`.
+/// Values a [`with_scratch`] buffer keeps on the stack (a heap buffer above).
+const STACK_SCRATCH: usize = 32;
+
+/// Runs `f` on a zeroed scratch slice of `len` values: on the stack up to
+/// `STACK_SCRATCH`, on the heap above (one allocation per call, where the work is
+/// proportional to `len` anyway). The selection mechanisms keep one value per
+/// candidate in it.
+#[inline(always)]
+pub(crate) fn with_scratch<T: Copy + Default, O>(len: usize, f: impl FnOnce(&mut [T]) -> O) -> O {
+    if len <= STACK_SCRATCH {
+        f(&mut [T::default(); STACK_SCRATCH][..len])
+    } else {
+        f(&mut vec![T::default(); len])
+    }
+}
+
+/// An index `i < n` drawn with probability `exp(−xᵢ/2⁶⁴) / Σⱼ exp(−xⱼ/2⁶⁴)`, exactly,
+/// by inversion of the cumulative weights, with `xᵢ = x_of(i)` (the exponents in 64.64
+/// fixed point, exact): one pass
+/// computes the certified lower bounds `ℓᵢ` of the weights ([`ExpNegLower`], so
+/// `ℓᵢ ≤ 2⁶⁴·wᵢ ≤ ℓᵢ + W`) and their prefix sums `Lₖ = Σ_{i<k} ℓᵢ`, which enclose the
+/// cumulative weights `2⁶⁴·Cₖ ∈ [Lₖ, Lₖ + k·W]`. One 64-bit word `u` then places
+/// `2⁶⁴·U·S` (`S` the total weight) in `[⌊u·Lₙ/2⁶⁴⌋, ⌈(u + 1)(Lₙ + nW)/2⁶⁴⌉)`, and the
+/// index is decided when the enclosures of its two boundaries separate that interval
+/// from the others; otherwise further words of `U` are drawn and every weight is
+/// enclosed again at growing precision until they do. The output is the exact inversion
+/// of `U` whichever path decides it.
+///
+/// **Fallback bound.** Boundary `k`'s enclosure is `k·W ≤ nW` units wide and the
+/// interval of `2⁶⁴·U·S` at most `nW + n + 2` (rounding included, with `S ≤ n`); as `u`
+/// steps by one the interval moves by `Lₙ/2⁶⁴ ≥ 1 − 2⁻⁶⁴` units (the best weight is 1),
+/// so at most `2nW + n + 4` words leave one of the `n − 1` inner boundaries undecided,
+/// and `(n − 1)(2nW + n + 4) ≤ 130·n²` in all (`W ≤ 64`): the fallback has probability
+/// at most `130·n²·2⁻⁶⁴`. Outside it one word is drawn, whatever the `xᵢ`.
+///
+/// Requires `min xᵢ = 0` (so `S ≥ 1`) and `n ≥ 1`.
+#[inline]
 pub(crate) fn sample_index_exp_neg<R: CryptoRng + ?Sized>(
-    xs: &[u128],
-    shift: u32,
+    n: usize,
+    x_of: impl Fn(usize) -> u128,
     bits: &mut BitSource<'_, R>,
 ) -> usize {
-    let n = xs.len();
-    // Prefix sums of the enclosures (P_lo[k] ≤ 2⁶⁴·C_k ≤ P_hi[k], C_k = Σ_{i<k} wᵢ).
-    let mut lo_sums = Vec::with_capacity(n + 1);
-    let mut hi_sums = Vec::with_capacity(n + 1);
-    let (mut l, mut h) = (0u128, 0u128);
-    lo_sums.push(0);
-    hi_sums.push(0);
-    for &x in xs {
-        let (lo, hi) = enclose(x, shift);
-        l += lo as u128;
-        h += hi as u128 + 1;
-        lo_sums.push(l);
-        hi_sums.push(h);
+    debug_assert!(n >= 1);
+    with_scratch(n + 1, |sums: &mut [u128]| {
+        prefix_sums(sums, &x_of);
+        let u = bits.word();
+        invert(sums, u, &x_of, bits)
+    })
+}
+
+/// The prefix sums `sums[k] = Lₖ` of the `sums.len() − 1` weights' lower bounds.
+#[inline(always)]
+fn prefix_sums(sums: &mut [u128], x_of: &impl Fn(usize) -> u128) {
+    let weights = ExpNegLower::new();
+    let mut total = 0u128;
+    for (i, slot) in sums[1..].iter_mut().enumerate() {
+        total += u128::from(weights.lower(x_of(i)));
+        *slot = total;
     }
-    let u = bits.word();
+}
+
+/// The inversion of [`sample_index_exp_neg`] from the prefix sums and the uniform's first
+/// word `u` (further words from `bits` only on the fallback).
+#[inline(always)]
+fn invert<R: CryptoRng + ?Sized>(
+    sums: &[u128],
+    u: u64,
+    x_of: &impl Fn(usize) -> u128,
+    bits: &mut BitSource<'_, R>,
+) -> usize {
+    let n = sums.len() - 1;
+    let total = sums[n];
+    let width = u128::from(ExpNegLower::new().band_width());
     // 2⁶⁴·U·S lies in [lower, upper).
-    let lower = mul_shr64(u as u128, l, false);
-    let upper = mul_shr64(u as u128 + 1, h, true);
-    // The last boundary certainly at or below U·S.
-    let i = hi_sums[..n].partition_point(|&c| c <= lower) - 1;
-    if i + 1 == n || upper <= lo_sums[i + 1] {
+    let lower = mul_shr64(u128::from(u), total, false);
+    let upper = mul_shr64(u128::from(u) + 1, total + n as u128 * width, true);
+    // The last boundary certainly at or below U·S: the largest i < n with
+    // Lᵢ + i·W ≤ lower (an increasing sequence, 0 at i = 0).
+    let (mut i, mut above) = (0usize, n);
+    while above - i > 1 {
+        let mid = i + (above - i) / 2;
+        if sums[mid] + mid as u128 * width <= lower {
+            i = mid;
+        } else {
+            above = mid;
+        }
+    }
+    if i + 1 == n || upper <= sums[i + 1] {
         i
     } else {
-        resolve_index(xs, shift, u, bits)
+        let xs: Vec<u128> = (0..n).map(x_of).collect();
+        resolve_index(&xs, u, bits)
     }
 }
 
 #[cold]
-fn resolve_index<R: CryptoRng + ?Sized>(
-    xs: &[u128],
-    shift: u32,
-    u: u64,
-    bits: &mut BitSource<'_, R>,
-) -> usize {
+fn resolve_index<R: CryptoRng + ?Sized>(xs: &[u128], u: u64, bits: &mut BitSource<'_, R>) -> usize {
     let n = xs.len();
     let mut uniform = LazyUniform::new(u, 64);
+    let den = Big::pow2(64);
     loop {
         let p = uniform.known_bits() + 64;
         let mut lo_sums = vec![Big::zero()];
         let mut hi_sums = vec![Big::zero()];
         for &x in xs {
-            let w = exp_neg(x, 1u64 << shift, p);
+            let w = exp_neg_big(&Big::from_u128(x), &den, p);
             let next_lo = lo_sums[lo_sums.len() - 1].add(&w.lo);
             let next_hi = hi_sums[hi_sums.len() - 1].add(&w.hi);
             lo_sums.push(next_lo);
@@ -512,6 +613,7 @@ fn resolve_index<R: CryptoRng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::CountingRng;
     use crate::sampling::certified::{exp_neg_big, prefix_below as reference};
     use rand_chacha::ChaCha20Rng;
     use rand_core::{Rng, SeedableRng};
@@ -717,34 +819,163 @@ mod tests {
         println!("widest 64-bit enclosure: {widest} units (W = {})", tables().width);
     }
 
-    /// Words inside the band take the exact fallback and still decide correctly.
+    /// Random 64.64 fixed-point exponents over the range the selection mechanisms use
+    /// (`γ` from 0 to about 2¹¹, beyond the whole part's 64, and exact zeros).
+    fn random_fixed_point(rng: &mut ChaCha20Rng, case: u32) -> u128 {
+        match case % 7 {
+            0 => 0,
+            1 => u128::from(rng.next_u64()), // γ < 1
+            _ => (u128::from(rng.next_u64()) << (rng.next_u32() % 12)) | u128::from(rng.next_u64()),
+        }
+    }
+
+    /// `ExpNegLower`: `lower(x) ≤ 2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′` against a 192-bit
+    /// evaluation over random `x` (10⁴ cases), with `W′ ≤ 64`.
     #[test]
-    fn band_words_fall_back_to_the_exact_comparison() {
-        let mut rng = ChaCha20Rng::seed_from_u64(6);
-        for (x, shift) in [
-            (1u128 << 62, 63u32),
-            (3 << 40, 41),
-            (12_345_678_901_234_567, 50),
-            (5, 2),
-        ] {
-            let (lo, hi) = enclose(x, shift);
-            let exact = exp_neg(x, 1u64 << shift, 256);
-            for u in lo..=hi {
-                let mut bits = BitSource::new(&mut rng);
-                let got = resolve(x, shift, u, &mut bits);
-                // Decide with the extension the fallback drew is impossible to replay
-                // here, so check consistency with the certified value of the prefix:
-                // U ≥ u/2⁶⁴ and U < (u+1)/2⁶⁴ bracket the answer.
-                let u_lo = Big::from_u128(u as u128).shl(192);
-                let u_hi = Big::from_u128(u as u128 + 1).shl(192);
-                if u_hi.cmp(&exact.lo) != core::cmp::Ordering::Greater {
-                    assert!(got, "x={x} s={shift} u={u}");
-                }
-                if u_lo.cmp(&exact.hi) != core::cmp::Ordering::Less {
-                    assert!(!got, "x={x} s={shift} u={u}");
+    fn fixed_point_lower_bounds_contain_the_direct_evaluation() {
+        let view = ExpNegLower::new();
+        let den = Big::pow2(64);
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let mut widest = 0u128;
+        for case in 0..10_000u32 {
+            let x = random_fixed_point(&mut rng, case);
+            let lo = u128::from(view.lower(x));
+            let direct = exp_neg_big(&Big::from_u128(x), &den, 192);
+            let (lo_direct, hi_direct) = (
+                direct.lo.shr(128).to_u128_sat(),
+                direct.hi.shr_ceil(128).to_u128_sat(),
+            );
+            assert!(lo <= lo_direct, "x={x}: lower {lo} > {lo_direct}");
+            assert!(
+                hi_direct <= lo + u128::from(view.band_width()),
+                "x={x}: {hi_direct} > {lo} + W′"
+            );
+            widest = widest.max(hi_direct - lo);
+        }
+        assert!(view.band_width() <= 64, "W′ = {}", view.band_width());
+        println!("W′ = {}, widest observed {widest}", view.band_width());
+    }
+
+    /// The fixed-point coin: every word outside the band decides as a 512-bit
+    /// evaluation does, and words planted inside the band take the exact fallback, whose
+    /// answer agrees with the reference on the replayed extension of `U`.
+    #[test]
+    fn fixed_point_coin_agrees_with_high_precision_inside_and_outside_the_band() {
+        let view = ExpNegLower::new();
+        let den = Big::pow2(64);
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let (mut planted, mut decided) = (0u64, 0u64);
+        for case in 0..300u32 {
+            let x = random_fixed_point(&mut rng, case);
+            let e = exp_neg_big(&Big::from_u128(x), &den, 512);
+            let lo = view.lower(x);
+            let band = (lo..=lo.saturating_add(view.band_width() - 1)).take(20);
+            let random = (0..20).map(|_| rng.next_u64());
+            for u in band.chain(random) {
+                let seed = 5000 + planted + decided;
+                let mut source = ChaCha20Rng::seed_from_u64(seed);
+                let got = view.coin(x, u, &mut BitSource::new(&mut source));
+                let mut replay = ChaCha20Rng::seed_from_u64(seed);
+                let words = [u, replay.next_u64(), replay.next_u64(), replay.next_u64()];
+                assert_eq!(Some(got), reference(&words, &e), "x={x}, u={u}");
+                if u >= lo && u - lo < view.band_width() {
+                    planted += 1;
+                } else {
+                    decided += 1;
                 }
             }
         }
+        assert!(
+            planted >= 1000 && decided >= 1000,
+            "{planted} planted, {decided} decided"
+        );
+    }
+
+    /// The cumulative weights `2⁵¹²·Cₖ` of `exp(−xᵢ/2⁶⁴)`, enclosed at 512 bits.
+    fn reference_sums(xs: &[u128]) -> (Vec<Big>, Vec<Big>) {
+        let den = Big::pow2(64);
+        let (mut lo_sums, mut hi_sums) = (vec![Big::zero()], vec![Big::zero()]);
+        for &x in xs {
+            let w = exp_neg_big(&Big::from_u128(x), &den, 512);
+            lo_sums.push(lo_sums.last().unwrap().add(&w.lo));
+            hi_sums.push(hi_sums.last().unwrap().add(&w.hi));
+        }
+        (lo_sums, hi_sums)
+    }
+
+    /// The exact inversion at 512 bits: the index `i` with `Cᵢ ≤ U·S < Cᵢ₊₁` for the
+    /// uniform whose first words are `words` (`None` if 512 bits cannot decide).
+    fn reference_index((lo_sums, hi_sums): &(Vec<Big>, Vec<Big>), words: &[u64]) -> Option<usize> {
+        let n = lo_sums.len() - 1;
+        let mut prefix = Big::zero();
+        for &w in words {
+            prefix = prefix.shl(64).add(&Big::from_u128(u128::from(w)));
+        }
+        let bits = 64 * words.len() as u64;
+        // 2^(512 + bits)·U·S lies in [lower, upper].
+        let lower = prefix.mul(&lo_sums[n]);
+        let upper = prefix.add(&Big::from_u128(1)).mul(&hi_sums[n]);
+        (0..n).find(|&i| {
+            hi_sums[i].shl(bits).cmp(&lower).is_le()
+                && (i + 1 == n || upper.cmp(&lo_sums[i + 1].shl(bits)).is_le())
+        })
+    }
+
+    /// `sample_index_exp_neg` is the exact inversion of its uniform: random weight
+    /// vectors (1 to 300 candidates, including ties and weights below 2⁻⁶⁴), random
+    /// first words (decided by the fast path, one word drawn) and words planted at the
+    /// cumulative boundaries (the exact fallback, more words), all against the 512-bit
+    /// inversion of the replayed uniform.
+    #[test]
+    fn inversion_is_exact_on_the_fast_path_and_the_fallback() {
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        let (mut fast, mut fallback) = (0u64, 0u64);
+        for case in 0..120u32 {
+            let n = [1usize, 2, 3, 10, 40, 300][case as usize % 6];
+            let mut xs: Vec<u128> = (0..n)
+                .map(|k| random_fixed_point(&mut rng, k as u32 + case))
+                .collect();
+            xs[rng.next_u32() as usize % n] = 0; // the best candidate
+            if case % 5 == 0 && n > 2 {
+                xs[1] = xs[2]; // a tie
+            }
+            // The first words: random ones, and the words just around every cumulative
+            // boundary 2⁶⁴·C_k/S of a few k (computed in floating point, then ±2).
+            let weights: Vec<f64> = xs.iter().map(|&x| (-(x as f64) / 2f64.powi(64)).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            let mut firsts: Vec<u64> = (0..10).map(|_| rng.next_u64()).collect();
+            let mut cumulative = 0.0;
+            for (k, w) in weights.iter().enumerate().take(n - 1) {
+                cumulative += w;
+                if k % (1 + n / 8) == 0 {
+                    let centre = (cumulative / total * 2f64.powi(64)) as u64;
+                    firsts.extend((0..5u64).map(|d| centre.wrapping_add(d).wrapping_sub(2)));
+                }
+            }
+            let sums = reference_sums(&xs);
+            for u in firsts {
+                let seed = 9000 + fast + fallback;
+                // The first word u, then a fresh generator's words, counted.
+                let mut source = CountingRng::new(ChaCha20Rng::seed_from_u64(seed));
+                let got = with_scratch(n + 1, |scratch: &mut [u128]| {
+                    prefix_sums(scratch, &|i| xs[i]);
+                    invert(scratch, u, &|i| xs[i], &mut BitSource::new(&mut source))
+                });
+                let words = 1 + source.draws();
+                let mut replay = ChaCha20Rng::seed_from_u64(seed);
+                let known = [u, replay.next_u64(), replay.next_u64(), replay.next_u64()];
+                let expected = reference_index(&sums, &known[..words.min(4) as usize]);
+                let expected = expected.or_else(|| reference_index(&sums, &known));
+                assert_eq!(Some(got), expected, "n={n}, u={u}, words {words}");
+                if words == 1 {
+                    fast += 1;
+                } else {
+                    fallback += 1;
+                }
+            }
+        }
+        println!("{fast} decided by one word, {fallback} by the fallback");
+        assert!(fast >= 1000 && fallback >= 20, "{fast} fast, {fallback} fallback");
     }
 
     /// The keep coin's thresholds bracket the exact probability, its band is small,

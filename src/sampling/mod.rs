@@ -69,11 +69,11 @@ pub use discrete_gaussian::{DiscreteGaussianSampler, MAX_VARIANCE_NUM};
 pub use discrete_laplace::DiscreteLaplace;
 pub(crate) use discrete_laplace::{BatchSink, saturate_i64};
 pub(crate) use fixed_exp::{
-    KeepCoin, bernoulli_exp_neg_dyadic, bernoulli_exp_neg_ratio, sample_index_exp_neg,
+    ExpNegLower, KeepCoin, bernoulli_exp_neg_ratio, sample_index_exp_neg, with_scratch,
 };
 pub use one_sided_geometric::OneSidedGeometric;
 pub use uniform::uniform_below;
-pub(crate) use uniform::uniform_below_bits;
+pub(crate) use uniform::{uniform_below_bits, uniform_below_word};
 
 use crate::Error;
 use std::collections::HashMap;
