@@ -8,8 +8,12 @@
 //! by default the midpoint; ±∞ and out-of-range values clamped to `[lower, upper]`),
 //! then put in bin `j` when `eⱼ ≤ x < eⱼ₊₁` (the last bin also holds `x = upper`). The
 //! edges are `e₀ = lower`, `e_B = upper` and `eⱼ = min(lower + j·w, upper)` with
-//! `w = (upper − lower)/B`, each computed once in `f64` (a deterministic, public
-//! function of `(lower, upper, B)`; the edges never decrease). So for every edge,
+//! `w = (upper − lower)/B`, each the same `f64` expression every time (a deterministic,
+//! public function of `(lower, upper, B, j)`; rounding is monotone, so the edges never
+//! decrease; bins narrower than the `f64` spacing near `lower` may be empty, never
+//! overlapping). A record's bin is guessed from one product and confirmed against the
+//! two edges (a binary search over the edges in the rare case rounding put the guess one
+//! bin off), so the rule is exactly the comparison with the edges. So for every edge,
 //! `Lⱼ = Σ_{i<j} countᵢ` is **exactly** the number of records `< eⱼ` (`L_B = n`), the
 //! quantity the quantile's rank score is built from. A record never causes an error.
 //!
