@@ -111,6 +111,7 @@ pub struct BoundsHistogram {
 
 /// What [`ApproxBounds`] releases.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct PrivateBounds {
     /// The lower edge of the lowest bin that cleared the threshold (`−2^b` if none did).
     pub lower: f64,
