@@ -91,7 +91,7 @@ impl ScoreScale {
     }
 
     /// Refuses no scores and non-finite ones, before any randomness.
-    fn validate(scores: &[f64]) -> Result<(), Error> {
+    pub(crate) fn validate(scores: &[f64]) -> Result<(), Error> {
         if scores.is_empty() {
             return Err(Error::EmptyInput {
                 what: "the candidate scores",

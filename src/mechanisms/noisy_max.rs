@@ -133,15 +133,26 @@ impl ReportNoisyMax {
     /// [`Error::EmptyInput`] for no scores and [`Error::NonFiniteValue`] for a NaN or
     /// infinite score, before any randomness is drawn.
     pub fn release<R: CryptoRng + ?Sized>(&self, scores: &[f64], rng: &mut R) -> Result<usize, Error> {
-        let best = self.scale.best_units(scores)?;
         let grid = self.scale.grid();
         let to_units = move |i: usize| grid.to_units(scores[i]);
-        let mut bits = BitSource::new(rng);
         Ok(match &self.noise {
-            Noise::Exponential => permute_and_flip(&self.scale, scores.len(), to_units, best, &mut bits),
-            Noise::Laplace(noise) => with_scratch(scores.len(), |noisy: &mut [i128]| {
-                laplace_noisy_max(noise, to_units, noisy, &mut bits)
-            }),
+            Noise::Exponential => {
+                let best = self.scale.best_units(scores)?;
+                permute_and_flip(
+                    &self.scale,
+                    scores.len(),
+                    to_units,
+                    best,
+                    &mut BitSource::new(rng),
+                )
+            }
+            Noise::Laplace(noise) => {
+                // The Laplace path needs no maximum before the noise: validation alone.
+                ScoreScale::validate(scores)?;
+                with_scratch(scores.len(), |noisy: &mut [i128]| {
+                    laplace_noisy_max(noise, to_units, noisy, &mut BitSource::new(rng))
+                })
+            }
         })
     }
 
