@@ -137,6 +137,7 @@
 //! sampling/discrete_laplace.rs    DiscreteLaplace: single samples, batch path, one trial, tables
 //! sampling/one_sided_geometric.rs OneSidedGeometric: the magnitude of a discrete Laplace trial
 //! sampling/discrete_gaussian.rs   DiscreteGaussianSampler, MAX_VARIANCE_NUM
+//! sampling/discrete_gaussian/fixed.rs  its proposal shared by every σ ≥ 4096 (nothing built per σ)
 //! sampling/grid.rs                the public power-of-two grid between reals and integers
 //! sampling/certified/mod.rs       overview of the certified arithmetic
 //! sampling/certified/bigint.rs    Big: unsigned integers of any size, rounded products

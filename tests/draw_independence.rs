@@ -294,10 +294,11 @@ fn word_count_is_independent_of_the_noise_magnitude() {
 
 /// The discrete Gaussian and the real-valued `Gaussian` built on it: the joint (value,
 /// words drawn) passes the audit at each mechanism's claimed (ε, δ); the looping
-/// sampler at the same σ fails it. Then, over 10⁶ samples each: at σ = 0.5 and 10
-/// (below t = 64) every sample draws exactly one word; at σ = 1000 and 2⁴⁰ a
-/// chi-square test of independence between the word count and `|z|` classes (the
-/// looping sampler at σ = 10 as the negative control).
+/// sampler at the same σ fails it. Then, over 10⁶ samples each: at σ = 0.5, 1 and 10
+/// (below t = 64) every sample draws exactly one word; at σ = 1000, 4160 (the shared
+/// proposal at its reference ratio), 2⁴⁰ and 2⁶⁰ a chi-square test of independence
+/// between the word count and `|z|` classes (the looping sampler at σ = 10 as the
+/// negative control).
 #[test]
 fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     let mechanism = dpmech::DiscreteGaussian::approximate(1, 1.0, 1e-6).unwrap();
@@ -331,6 +332,22 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     );
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
 
+    // The discrete Gaussian mechanism with σ in the shared-proposal regime (Δ₂ = 5000,
+    // σ ≈ 2.3·10⁴): (value, words) on neighbours 0 and 5000.
+    let large = dpmech::DiscreteGaussian::approximate(5000, 1.0, 1e-6).unwrap();
+    assert!(large.sigma() >= 4096.0, "σ = {}", large.sigma());
+    let report = Auditor::new(large.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(48)
+        .audit_with_draw_count(|r| large.release(0, r), |r| large.release(5000, r))
+        .unwrap();
+    println!(
+        "DiscreteGaussian(Δ₂ = 5000, ε = 1, δ = 1e-6; σ = {:.1}), (value, words):\n{report}",
+        large.sigma()
+    );
+    assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
     let (num, den) = mechanism.sigma_squared();
     let integer_variance = num.div_ceil(u128::from(den)) as u64;
     let report = audit
@@ -342,11 +359,17 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     println!("looping discrete Gaussian σ² = {integer_variance}, (value, words):\n{report}");
     assert_eq!(report.verdict, Verdict::Fail, "{report}");
 
-    let cases: [(u128, u64, f64); 4] = [
+    // σ = 0.5, 1, 10, 1000 (per-σ tables), and the shared proposal of ⌊σ⌋ ≥ 4096:
+    // σ² = 4160² − 1 (M = 64, σ/M just below 65, the proposal's reference ratio),
+    // σ = 2⁴⁰ and 2⁶⁰ (the Gaussian mechanism's grid units).
+    let cases: [(u128, u64, f64); 7] = [
         (1, 4, 0.5),
+        (1, 1, 1.0),
         (100, 1, 10.0),
         (1_000_000, 1, 1000.0),
+        (4160 * 4160 - 1, 1, 4160.0),
         (1 << 80, 1, 2f64.powi(40)),
+        (1 << 120, 1, 2f64.powi(60)),
     ];
     for (i, (num, den, sigma)) in cases.into_iter().enumerate() {
         let noise = dpmech::sampling::DiscreteGaussianSampler::from_ratio(num, den).unwrap();

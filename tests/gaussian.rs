@@ -76,7 +76,7 @@ fn draw(noise: &DiscreteGaussianSampler, seed: u64) -> Vec<i128> {
 fn discrete_gaussian_matches_its_exact_pmf() {
     // (σ² as num/den, label). The last two use a huge denominator (the table's weights
     // from wide rationals) at small σ where the exact pmf is known.
-    let cases: [(u128, u64, &str); 8] = [
+    let cases: [(u128, u64, &str); 13] = [
         (1, 1, "σ = 1"),
         (9, 1, "σ = 3"),
         (100, 1, "σ = 10"),
@@ -85,6 +85,17 @@ fn discrete_gaussian_matches_its_exact_pmf() {
         (1, 4, "σ = 1/2"),
         (10u128 << 60, 1 << 60, "σ² = 10 (den = 2⁶⁰)"),
         (7u128 << 62, 3 << 60, "σ² = 28/3 (den = 3·2⁶⁰)"),
+        // The shared proposal (⌊σ⌋ ≥ 4096): its first σ, σ/M just below the reference
+        // ratio 65, and a rational σ² with a wide denominator.
+        (4096 * 4096, 1, "σ = 4096 (shared proposal, M = 64)"),
+        (4160 * 4160 - 1, 1, "σ² = 4160² − 1 (M = 64, σ/M ≈ 64.99)"),
+        (4161 * 4161, 1, "σ = 4161 (M = 65, σ/M ≈ 64.02)"),
+        (
+            1_000_000_007u128 << 40,
+            3 << 40,
+            "σ² = 1000000007/3 (den = 3·2⁴⁰)",
+        ),
+        (4095 * 4095 + 8190, 1, "σ² = 4096² − 1 (the last per-σ table)"),
     ];
     for (i, (num, den, label)) in cases.into_iter().enumerate() {
         let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
@@ -106,20 +117,29 @@ fn discrete_gaussian_matches_its_exact_pmf() {
 
 #[test]
 fn discrete_gaussian_at_large_sigma_matches_the_normal_cdf() {
-    // σ = 2⁴⁰ (3 words per trial). At this σ the discrete and continuous bin
-    // probabilities differ by < 1e-12 (Euler–Maclaurin/Poisson summation), far below
-    // what 1e5 samples resolve; the continuity-corrected normal CDF is the oracle.
-    let sigma = (1u64 << 40) as f64;
-    let noise = DiscreteGaussianSampler::from_ratio(1u128 << 80, 1).unwrap();
-    let samples = draw(&noise, 3100);
-    let normal = Normal::new(0.0, sigma).unwrap();
-    let cdf = |z: i128| normal.cdf(z as f64 + 0.5);
-    let edges: Vec<i128> = (1..60)
-        .map(|j| normal.inverse_cdf(j as f64 / 60.0).round() as i128)
-        .collect();
-    let result = fit(&samples, &cdf, &edges);
-    println!("discrete Gaussian σ = 2^40: {result:?}");
-    assert!(result.passes(), "{result:?}");
+    // σ = 2⁴⁰ and 2⁶⁰ (the shared proposal, 3 words per trial; 2⁶⁰ is the Gaussian
+    // mechanism's scale in grid units), and σ² = 2¹²⁴/3 at the top of the range. At
+    // these σ the discrete and continuous bin probabilities differ by < 1e-12
+    // (Euler–Maclaurin/Poisson summation), far below what 1e5 samples resolve; the
+    // continuity-corrected normal CDF is the oracle (in f64: relative, so exact enough
+    // at 2⁶⁰ too).
+    for (num, den, seed, label) in [
+        (1u128 << 80, 1u64, 3100u64, "σ = 2^40"),
+        (1 << 120, 1, 3101, "σ = 2^60"),
+        (1 << 124, 3, 3102, "σ² = 2^124/3"),
+    ] {
+        let sigma = (num as f64 / den as f64).sqrt();
+        let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
+        let samples = draw(&noise, seed);
+        let normal = Normal::new(0.0, sigma).unwrap();
+        let cdf = |z: i128| normal.cdf(z as f64 + 0.5);
+        let edges: Vec<i128> = (1..60)
+            .map(|j| normal.inverse_cdf(j as f64 / 60.0).round() as i128)
+            .collect();
+        let result = fit(&samples, &cdf, &edges);
+        println!("discrete Gaussian {label}: {result:?}");
+        assert!(result.passes(), "{label}: {result:?}");
+    }
 }
 
 /// The ends of the supported range sample without overflow (tests run with overflow
@@ -177,15 +197,23 @@ fn discrete_gaussian_residues_keep_the_within_block_acceptance() {
     // (σ² = num/den, t = ⌈σ⌉, samples, seed): integer σ = 70 (M = 2) and 1000
     // (M = 16); σ² = 27 000 001/3 (t = 3001, M = 64). M is the largest power of two
     // ≤ t/32. The sample sizes give the power check about 9.5 standard errors.
-    let cases: [(u64, u64, u64, u64, u64); 3] = [
+    // From ⌊σ⌋ = 4096 on (the shared proposal) M = ⌈σ/65⌉ and the acceptance also
+    // carries the per-block factor, constant within a block: σ² = 4160² − 1 (M = 64).
+    let cases: [(u64, u64, u64, u64, u64); 4] = [
         (4900, 1, 70, 3_000_000, 3300),
         (1_000_000, 1, 1000, 7_000_000, 3301),
         (27_000_001, 3, 3001, 4_000_000, 3304),
+        (4160 * 4160 - 1, 1, 4160, 8_000_000, 3305),
     ];
     for (num, den, t, samples, seed) in cases {
         let noise = DiscreteGaussianSampler::from_ratio(u128::from(num), den).unwrap();
         assert_eq!(noise.proposal_scale(), t);
-        let m = 1u64 << (63 - (t / 32).leading_zeros());
+        let floor_sigma = (num / den).isqrt();
+        let m = if floor_sigma >= 4096 {
+            floor_sigma / 65 + 1 // σ is not a multiple of 65 here
+        } else {
+            1u64 << (63 - (t / 32).leading_zeros())
+        };
         let sigma_squared = num as f64 / den as f64;
         let limit = 40 * t as i64;
         let (mut total, mut exact, mut tilted, mut tilted_total) = (0.0, [0.0f64; 2], 0.0, 0.0);
@@ -532,8 +560,12 @@ fn pinned_gaussian_outputs_for_a_fixed_seed() {
             // when the remainder's acceptance was folded into the Gaussian one (from
             // t = 64 on a proposal draws one trial's words, no separate acceptance word),
             // and when the discrete Gaussian became block inversion with rejection inside
-            // a block (different words per value, the same distribution).
-            vec![-10.494214131142785, 2.571002562024908, -0.34029699823388704],
+            // a block (different words per value, the same distribution), and when
+            // σ ≥ 4096 units moved to the proposal shared by every σ (blocks of
+            // ⌈σ/65⌉, three words per trial) and the analytic calibration to Newton's
+            // method (σ 10⁻¹³ relative above the estimate's root): was [-10.494214131142785,
+            // 2.571002562024908, -0.34029699823388704].
+            vec![-10.424347423600175, 2.5314192036138237, -0.3758033787765058],
             // σ² = 1/(2·0.125) = 4 exactly (exact-when-representable rounding).
             // Re-pinned when discrete Laplace scales below 16 became one word, and when
             // the proposal scale became ⌈σ⌉ (2 here, was 3); moved with the generator's

@@ -6,7 +6,10 @@ use super::fixed_exp::{enclose_coarse, uniform_in_band};
 use super::{BitSource, Rational, TableCache, cached, saturate_i64};
 use crate::Error;
 use rand_core::CryptoRng;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+
+mod fixed;
 
 /// Largest supported numerator of `σ² = num/den` (`2¹²⁴`, so `σ < 2⁶²·√den`).
 pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
@@ -14,20 +17,37 @@ pub const MAX_VARIANCE_NUM: u128 = 1 << 124;
 /// Tables built so far, by `(num, den)`.
 static CACHE: TableCache<(u128, u64), Tables> = OnceLock::new();
 
-/// Up to this many bits of `R`, the acceptance uniform `V` shares `R`'s word (its other
-/// `64 − m` bits); above, it has a word of its own.
-const SHARED_MAX_BITS: u32 = 20;
+/// Constructions that found their tables in [`CACHE`].
+static CACHE_REUSES: AtomicU64 = AtomicU64::new(0);
 
-/// The span `above − below` of every acceptance band (see
-/// [`Tables::band`]): `63 + 2·(2 + 2¹⁵ − 1) = 65 601`.
-const BAND_SPAN: u64 = 63 + 2 * (2 + (1 << 15) - 1);
+/// The span `above − below` of an acceptance band for the exponent bracket
+/// `[e, e + slack]` (see [`band`]): `63 + 2·(slack + 2¹⁵ − 1)`.
+const fn band_span(slack: u64) -> u64 {
+    63 + 2 * (slack + (1 << 15) - 1)
+}
 
 /// Exact sampler of the discrete Gaussian `Pr[Z = z] = exp(−z²/(2σ²)) / Σ_y exp(−y²/(2σ²))`
 /// on ℤ, for a rational variance parameter `σ² = num/den` (`1 ≤ num ≤ 2¹²⁴`,
 /// `1 ≤ den < 2⁶⁴`).
 ///
-/// **Algorithm: inversion of the blocks, rejection inside a block.** Let `t = ⌈σ⌉`,
-/// `M = 2ᵐ` the largest power of two `≤ t/32` (`M = 1` below `t = 64`), and
+/// **Two regimes, one algorithm.** Both invert a certified table of blocks of
+/// consecutive magnitudes and accept a value inside its block with a certified one-word
+/// Bernoulli trial (a blocked form of the rejection sampling of Canonne, Kamath &
+/// Steinke 2020, "CKS20"). Below `⌊σ⌋ = 4096` the table is the exact block law of this
+/// σ², certified at construction (0.3–0.7 ms) and shared through a process-wide cache
+/// of the last 256 variances. From `⌊σ⌋ = 4096` on, **nothing is built per σ**: the
+/// blocks have `M = ⌈σ/65⌉` integers and one proposal table, whose blocks are those of
+/// the reference ratio `σ/M = 65` (never lighter than the true ones, since `σ/M ≤ 65`),
+/// serves every σ; the acceptance trial absorbs the difference. Construction then
+/// computes four integers (about a microsecond), the first sampler in a process builds
+/// the shared table once (about half a millisecond), and a trial is `≤ 1.6 %` more
+/// likely to be rejected. The details of that regime (the proposal, the exponent
+/// bracket `[e, e + 4]`, the tail, the bounds below for it) are in the private module
+/// `discrete_gaussian/fixed.rs`; what follows describes the tables of the smaller σ.
+///
+/// **Algorithm below `⌊σ⌋ = 4096`: inversion of the blocks, rejection inside a block.**
+/// Let `t = ⌈σ⌉ ≤ 4096`, `M = 2ᵐ` the largest power of two `≤ t/32` (`M = 1` below
+/// `t = 64`; `m ≤ 7`), and
 /// `K = ⌈10t/M⌉` (at most 640). The magnitudes `0 … KM − 1` fall into `K` blocks of `M`
 /// consecutive integers, `block j = [jM, (j + 1)M)`, bounded above by the density at
 /// the block's start, `h_j = exp(−(jM)²/(2σ²))`; the rest, `y ≥ KM`, is a tail block
@@ -66,8 +86,8 @@ const BAND_SPAN: u64 = 63 + 2 * (2 + (1 << 15) - 1);
 /// sums, refined until decided. No floating point is involved anywhere.
 ///
 /// **Draw independence.** Every trial draws a fixed number of words before anything
-/// else — 1 below `t = 64`, 2 while `m ≤ 20` (`t < 2²⁶`; `V` is then the spare `64 − m`
-/// bits of `R`'s word), 3 above — and the trials are i.i.d., so, as in any rejection
+/// else — 1 below `t = 64`, 2 up to `⌊σ⌋ = 4095` (`V` is the spare `64 − m ≥ 57` bits
+/// of `R`'s word), 3 from 4096 on — and the trials are i.i.d., so, as in any rejection
 /// sampler, the number of trials is independent of the accepted value. Outside the
 /// fallback event `F` ("a comparison needed further words, or the tail block was
 /// drawn") the number of words drawn is therefore statistically independent of the
@@ -78,26 +98,28 @@ const BAND_SPAN: u64 = 63 + 2 * (2 + (1 << 15) - 1);
 /// undecided; asserted in tests); the tail block has probability
 /// `w_K/S ≤ h_K·(t + 1)/M ≤ e^(−50)·65 < 2⁻⁶⁵` (`KM ≥ 10t ≥ 10σ`, `S ≥ w_0 = M`,
 /// `1/(1 − e^(−1/t)) ≤ t + 1`, `(t + 1)/M ≤ 65`; doubled for `M = 1`, `S ≥ 1`, and
-/// `2·e^(−50)·64 < 2⁻⁶⁵` too); and `V`, known to `64 − m ≥ 44` bits, is undecided with
-/// probability at most `(65 602 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴²·⁹`. A trial is accepted with
+/// `2·e^(−50)·64 < 2⁻⁶⁵` too); and `V`, known to `64 − m ≥ 57` bits, is undecided with
+/// probability at most `(65 602 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴⁷·⁹`. A trial is accepted with
 /// probability above 0.71 (`E < 0.324` since `n < 0.627t²` and `t/σ < 64/63`, and
 /// (negative, 0) has probability `1/(2S) < 0.0064` with `S ≥ Σ_(y≥0) e^(−y²/(2σ²)) ≥
 /// σ·√(π/2)`), so there are fewer than 1.41 trials on average and
-/// `Pr[F] < 1.41·2⁻⁴²·⁸ < 2⁻⁴²·³` per sample; below `t = 64`, `Pr[F] < 2⁻⁵¹`.
+/// `Pr[F] < 1.41·2⁻⁴⁷·⁸ < 2⁻⁴⁷·³` per sample; below `t = 64`, `Pr[F] < 2⁻⁵¹`. From
+/// `⌊σ⌋ = 4096` on, `Pr[F] < 2⁻⁴⁷·⁸` per sample (see `fixed.rs`).
 ///
 /// **Cost.** Below `t = 64`: one word and one guide-table look-up per sample. Above:
 /// about `1 + 0.4·M/σ ≤ 1.013` trials (the mean exponent is
-/// `E[E] ≈ E[R]·E|Y|/σ² ≈ 0.4·M/σ`; measured: 1.007 trials at σ = 1000, 1.012 at
-/// σ = 2⁴⁰), each of 2 or 3 words, one table look-up, two 64-bit products for `E` and
-/// six for the exponential, and a few comparisons — the same operations for every
-/// trial. Construction certifies the `K ≤ 640` thresholds (0.3–0.7 ms measured); the
-/// tables are shared, through a process-wide cache of the last 256 variances, by every
-/// sampler of the same `σ²`.
+/// `E[E] ≈ E[R]·E|Y|/σ² ≈ 0.4·M/σ`; measured: 1.007 trials at σ = 1000), each of 2
+/// words, one table look-up, two 64-bit products for `E` and six for the exponential,
+/// and a few comparisons — the same operations for every trial; from 4096 on, 3 words
+/// and at most 1.033 trials (measured 1.01–1.02). Construction below 4096 certifies the
+/// `K ≤ 640` thresholds (0.3–0.7 ms measured); the tables are shared, through a
+/// process-wide cache of the last 256 variances, by every sampler of the same `σ²`
+/// ([`table_cache_reuses`](Self::table_cache_reuses) counts the hits).
 ///
 /// **Timing.** Outside `F` the number of words, trials and table reads does not depend
 /// on the sample, and the acceptance test has no branch on its value. The addresses of
 /// the table reads follow the uniform words and the exponent (and so the output): the
-/// block table is at most 640 entries (10 KiB of bounds) with a guide of at most
+/// block table is at most 650 entries (10 KiB of bounds) with a guide of at most
 /// 33 KiB, and the exponential reads seven factors from 16 KiB of tables. A cache miss
 /// there costs nanoseconds, which a dudect-style test can see (0.5–2 ns on average
 /// between small and large outputs at σ = 10 and 1000; see the README).
@@ -118,7 +140,17 @@ pub struct DiscreteGaussianSampler {
     den: u64,
     /// `t = ⌈σ⌉`.
     t: u64,
-    tables: Arc<Tables>,
+    engine: Engine,
+}
+
+/// How a [`DiscreteGaussianSampler`] samples: the tables of its own σ² (`⌊σ⌋ < 4096`,
+/// shared through the process-wide cache), or the proposal shared by every larger σ.
+#[derive(Clone)]
+enum Engine {
+    Table(Arc<Tables>),
+    /// Boxed: the sampler stays as small as with a table (an `Arc`), so the mechanisms
+    /// that hold several samplers do not grow.
+    Fixed(Box<fixed::Scaled>),
 }
 
 impl core::fmt::Debug for DiscreteGaussianSampler {
@@ -200,24 +232,32 @@ impl Weights for BlockWeights {
             h = h.mul(&factor, wp);
             factor = factor.mul(&step, wp);
         }
-        // The tail: h_K/(1 − a), a = e^(−1/t); 1/(1 − a) increases with a.
-        let a = exp_neg(1, self.t, wp);
-        let square = Big::pow2(2 * wp);
-        let inverse = Interval {
-            lo: square.div_floor(&one.sub_sat(&a.lo)),
-            hi: square.div_ceil(&one.sub_sat(&a.hi)),
-        };
-        let tail = h.mul(&inverse, wp);
+        // The tail: h_K/(1 − a), a = e^(−1/t).
+        let tail = h.mul(&inverse_one_minus(&exp_neg(1, self.t, wp), wp), wp);
         weights.push(if self.two_sided() { scale(&tail, 1) } else { tail });
-        let mut sums = weights;
-        for j in (0..sums.len() - 1).rev() {
-            sums[j] = Interval {
-                lo: sums[j].lo.add(&sums[j + 1].lo),
-                hi: sums[j].hi.add(&sums[j + 1].hi),
-            };
-        }
-        sums
+        suffix_sums(weights)
     }
+}
+
+/// `1/(1 − x)` for `x ∈ [0, 1)` given by an enclosure at `wp` fractional bits, rounded
+/// outward (it increases with `x`).
+fn inverse_one_minus(x: &Interval, wp: u64) -> Interval {
+    let (one, square) = (Big::pow2(wp), Big::pow2(2 * wp));
+    Interval {
+        lo: square.div_floor(&one.sub_sat(&x.lo)),
+        hi: square.div_ceil(&one.sub_sat(&x.hi)),
+    }
+}
+
+/// The suffix sums `S_c = Σ_(j≥c) w_j` of enclosures, in place.
+fn suffix_sums(mut sums: Vec<Interval>) -> Vec<Interval> {
+    for j in (0..sums.len().saturating_sub(1)).rev() {
+        sums[j] = Interval {
+            lo: sums[j].lo.add(&sums[j + 1].lo),
+            hi: sums[j].hi.add(&sums[j + 1].hi),
+        };
+    }
+    sums
 }
 
 impl Tables {
@@ -249,46 +289,106 @@ impl Tables {
     /// [`DiscreteGaussianSampler`]): a 192-bit product of which 64 bits are kept.
     #[inline(always)]
     fn exponent(&self, n: u128) -> u128 {
-        let rate = u128::from(self.rate);
-        let low = (n & u128::from(u64::MAX)) * rate;
-        let high = (n >> 64) * rate + (low >> 64);
-        let shift = self.rate_shift;
-        if shift >= 64 {
-            high >> (shift - 64)
-        } else {
-            // The result is below 2⁶³, so no set bit is shifted out of `high`.
-            (high << (64 - shift)) | ((low & u128::from(u64::MAX)) >> shift)
-        }
+        exponent(n, self.rate, self.rate_shift)
     }
 
-    /// The words that decide the acceptance on their own, `below..=above`, for the
-    /// exponent bracket `[e, e + 2]`: `lo` bounds `2⁶⁴·exp(−e′/2⁶³)` below for `e′ ≤ e`
-    /// within 2¹⁵ units ([`enclose_coarse`]), so `2⁶⁴·exp(−e/2⁶³) ≤ lo + 64` and, with
-    /// `w = e + 2 − e′ ≤ 2 + 2¹⁵ − 1`, `2⁶⁴·exp(−(e + 2)/2⁶³) ≥ lo·(1 − w/2⁶³) ≥ lo − 2w`:
-    /// `below = lo − 2w`, `above = below + BAND_SPAN ≥ lo + 63`.
+    /// The words that decide the acceptance on their own for the bracket `[e, e + 2]`
+    /// (see [`band`]).
     #[inline(always)]
     fn band(e: u128) -> (u64, u64) {
-        let coarse = e & !((1 << 15) - 1);
-        let lo = enclose_coarse(e, 63);
-        let below = lo.saturating_sub(2 * (e + 2 - coarse) as u64);
-        (below, below.saturating_add(BAND_SPAN))
+        band(e, 2)
     }
+}
+
+/// `⌊n·rate/2^shift⌋` for `n/(2σ²) < 1` (`rate = Q₆₄`, `shift = s − 63`): a 192-bit
+/// product of which 64 bits are kept (the result is below `2⁶³`).
+#[inline(always)]
+fn exponent(n: u128, rate: u64, shift: u32) -> u128 {
+    let rate = u128::from(rate);
+    let low = (n & u128::from(u64::MAX)) * rate;
+    let high = (n >> 64) * rate + (low >> 64);
+    if shift >= 64 {
+        high >> (shift - 64)
+    } else {
+        // The result is below 2⁶³, so no set bit is shifted out of `high`.
+        (high << (64 - shift)) | ((low & u128::from(u64::MAX)) >> shift)
+    }
+}
+
+/// The words that decide an acceptance on their own, `below..=above`, for the exponent
+/// bracket `[e, e + slack]` (`e ≤ 2⁶³·E ≤ e + slack`): `lo` bounds `2⁶⁴·exp(−e′/2⁶³)`
+/// below for `e′ ≤ e` within 2¹⁵ units ([`enclose_coarse`]), so
+/// `2⁶⁴·exp(−e/2⁶³) ≤ lo + 64` and, with `w = e + slack − e′ ≤ slack + 2¹⁵ − 1`,
+/// `2⁶⁴·exp(−(e + slack)/2⁶³) ≥ lo·(1 − w/2⁶³) ≥ lo − 2w`: `below = lo − 2w`,
+/// `above = below + band_span(slack) ≥ lo + 63`.
+#[inline(always)]
+fn band(e: u128, slack: u128) -> (u64, u64) {
+    let coarse = e & !((1 << 15) - 1);
+    let lo = enclose_coarse(e, 63);
+    let below = lo.saturating_sub(2 * (e + slack - coarse) as u64);
+    (below, below.saturating_add(band_span(slack as u64)))
+}
+
+/// `G ≥ 0` with `Pr[G ≥ g] = exp(−g·step/den)`, by exact comparisons of one lazy uniform
+/// `U` alone (`G ≥ g` iff `U < exp(−g·step/den)`; doubling, then binary search): the
+/// geometric tails of the discrete Gaussian's proposals, drawn with probability below
+/// `2⁻⁶⁵`.
+#[cold]
+fn exact_geometric<R: CryptoRng + ?Sized>(step: u128, den: u128, bits: &mut BitSource<'_, R>) -> u128 {
+    let den = Big::from_u128(den);
+    let mut u = LazyUniform::new(bits.word(), 64);
+    let mut at_least = |g: u128, bits: &mut BitSource<'_, R>| {
+        exact_less_exp_neg(&mut u, &Big::from_u128(g).mul(&Big::from_u128(step)), &den, bits)
+    };
+    // Invariant: G ≥ low, G < high once `high` has failed.
+    let (mut low, mut high) = (0u128, 1u128);
+    while at_least(high, bits) {
+        low = high;
+        high = high.saturating_mul(2);
+    }
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if at_least(mid, bits) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    low
 }
 
 /// `(Q₆₄, s − 63)` with `Q₆₄ = ⌊2ˢ·den/(2·num)⌋ ∈ [2⁶³, 2⁶⁴)`, for `σ² = num/den ≥ 63²`.
 fn rate(num: u128, den: u64) -> (u64, u32) {
-    let two_num = Big::from_u128(2 * num);
-    let den = Big::from_u128(u128::from(den));
-    // den/(2num) ∈ (2^(d − n − 1), 2^(d − n + 1)) for bit lengths d, n: start one low.
-    let mut s = 63 + two_num.bit_len() - den.bit_len();
-    loop {
-        let q = den.shl(s).div_floor(&two_num).to_u128_sat();
-        if q >= 1 << 63 {
-            debug_assert!(q < 1 << 64);
-            return (q as u64, (s - 63) as u32);
-        }
-        s += 1;
+    let two_num = 2 * num;
+    // den/(2num) ∈ (2^(d − n − 1), 2^(d − n + 1)) for bit lengths d, n: start one low,
+    // and take one more quotient bit if that was too low.
+    let bits = |x: u128| 128 - x.leading_zeros();
+    let s = 63 + bits(two_num) - bits(u128::from(den));
+    let (q, rem) = div_shifted(u128::from(den), s, two_num);
+    let (q, s) = if q >= 1 << 63 {
+        (q, s)
+    } else {
+        ((q << 1) | u128::from(rem << 1 >= two_num), s + 1)
+    };
+    debug_assert!((1 << 63..1 << 64).contains(&q));
+    (q as u64, s - 63)
+}
+
+/// `(⌊a·2^shift/d⌋, a·2^shift mod d)` exactly, for `1 ≤ d < 2¹²⁷` and a quotient
+/// below `2¹²⁸`: `a/d` natively, then one quotient bit per step of binary long division
+/// (the remainder stays below `d`, so doubling it never overflows). About a nanosecond
+/// per bit: the per-σ constants of the samplers in a fraction of a microsecond, where
+/// the general big-integer division took tens.
+fn div_shifted(a: u128, shift: u32, d: u128) -> (u128, u128) {
+    debug_assert!((1..1 << 127).contains(&d));
+    let (mut q, mut rem) = (a / d, a % d);
+    for _ in 0..shift {
+        rem <<= 1;
+        let bit = rem >= d;
+        rem -= if bit { d } else { 0 };
+        q = (q << 1) | u128::from(bit);
     }
+    (q, rem)
 }
 
 impl DiscreteGaussianSampler {
@@ -328,8 +428,38 @@ impl DiscreteGaussianSampler {
         let square = u128::from(floor_sigma) * u128::from(floor_sigma);
         let integer = floor_sigma > 0 && square.checked_mul(u128::from(den)) == Some(num);
         let t = if integer { floor_sigma } else { floor_sigma + 1 };
-        let tables = cached(&CACHE, (num, den), || Tables::new(num, den, t));
-        Self { num, den, t, tables }
+        let engine = if floor_sigma >= fixed::MIN_FLOOR_SIGMA {
+            Engine::Fixed(Box::new(fixed::Scaled::new(num, den, floor_sigma)))
+        } else {
+            let mut built = false;
+            let tables = cached(&CACHE, (num, den), || {
+                built = true;
+                Tables::new(num, den, t)
+            });
+            if !built {
+                CACHE_REUSES.fetch_add(1, Ordering::Relaxed);
+            }
+            Engine::Table(tables)
+        };
+        Self { num, den, t, engine }
+    }
+
+    /// The number of constructions, process-wide so far, that reused the tables of a σ²
+    /// built before (through the cache of the last 256 σ² with `⌊σ⌋ < 4096`; larger σ
+    /// build nothing per σ², so they never count). For benchmarks that must measure
+    /// construction for new parameters: a difference of 0 across the measured loop
+    /// shows that no construction was a cache hit.
+    pub fn table_cache_reuses() -> u64 {
+        CACHE_REUSES.load(Ordering::Relaxed)
+    }
+
+    /// The tables of a σ² below the shared-proposal regime (tests only).
+    #[cfg(test)]
+    fn tables(&self) -> &Tables {
+        match &self.engine {
+            Engine::Table(tables) => tables,
+            Engine::Fixed(_) => panic!("σ² = {}/{} uses the shared proposal", self.num, self.den),
+        }
     }
 
     /// `σ² = num/den` as `(num, den)`.
@@ -348,21 +478,30 @@ impl DiscreteGaussianSampler {
     }
 
     /// The number of 64-bit words each trial draws, a function of σ alone: 1 below
-    /// `t = 64` (one trial per sample), 2 while `m ≤ 20` (`t < 2²⁶`), 3 above. A sample
-    /// draws `N` times this many (outside the fallback event), `N ≥ 1` independent of
-    /// the sample, `E[N] < 1.41` (at most about 1.013 in practice).
+    /// `t = 64` (one trial per sample), 2 up to `⌊σ⌋ = 4095`, 3 from 4096 on (the shared
+    /// proposal). A sample draws `N` times this many (outside the fallback event),
+    /// `N ≥ 1` independent of the sample, `E[N] < 1.41` (at most about 1.013 below 4096
+    /// and 1.033 above in practice).
     pub fn words_per_trial(&self) -> usize {
-        match self.tables.block_bits {
-            0 => 1,
-            m if m <= SHARED_MAX_BITS => 2,
-            _ => 3,
-        }
+        let tables = match &self.engine {
+            Engine::Table(tables) => tables,
+            Engine::Fixed(_) => return 3,
+        };
+        if tables.block_bits == 0 { 1 } else { 2 }
     }
 
     /// One sample, from a bit source.
     #[inline]
     pub fn sample_bits<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
-        let tables = &*self.tables;
+        match &self.engine {
+            Engine::Table(tables) => self.sample_table(tables, bits),
+            Engine::Fixed(scaled) => scaled.sample_bits(bits),
+        }
+    }
+
+    /// One sample from the tables of this σ² (`⌊σ⌋ < 4096`).
+    #[inline(always)]
+    fn sample_table<R: CryptoRng + ?Sized>(&self, tables: &Tables, bits: &mut BitSource<'_, R>) -> i128 {
         if tables.block_bits == 0 {
             // t < 64: one word, the sign (top bit) and |Z| by inversion; a zero ignores
             // the sign.
@@ -385,7 +524,6 @@ impl DiscreteGaussianSampler {
         loop {
             let first = bits.word();
             let second = bits.word();
-            let third = if m > SHARED_MAX_BITS { bits.word() } else { 0 };
             let q = tables.table.sample(first & (u64::MAX >> 1), bits);
             let negative = first >> 63 == 1;
             let mask = -i128::from(negative);
@@ -396,11 +534,8 @@ impl DiscreteGaussianSampler {
                 }
             }
             let r = second & ((1u64 << m) - 1);
-            let (uniform, uniform_bits) = if m <= SHARED_MAX_BITS {
-                (second >> m, 64 - m)
-            } else {
-                (third, 64)
-            };
+            // V: the spare 64 − m ≥ 57 bits of R's word.
+            let (uniform, uniform_bits) = (second >> m, 64 - m);
             // y = QM + R < 2⁶⁸; n = R·(2QM + R) < 2¹²⁵.
             let start = u128::from(q) << m;
             let y = start | u128::from(r);
@@ -438,26 +573,12 @@ impl DiscreteGaussianSampler {
     #[cold]
     #[inline(never)]
     fn tail<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> Option<i128> {
+        let low = exact_geometric(1, u128::from(self.t), bits);
         let t = Big::from_u128(u128::from(self.t));
-        let mut u = LazyUniform::new(bits.word(), 64);
-        let mut at_least =
-            |g: u128, bits: &mut BitSource<'_, R>| exact_less_exp_neg(&mut u, &Big::from_u128(g), &t, bits);
-        // Invariant: G ≥ low, G < high once `high` has failed.
-        let (mut low, mut high) = (0u128, 1u128);
-        while at_least(high, bits) {
-            low = high;
-            high = high.saturating_mul(2);
-        }
-        while high - low > 1 {
-            let mid = low + (high - low) / 2;
-            if at_least(mid, bits) {
-                low = mid;
-            } else {
-                high = mid;
-            }
-        }
         let g = Big::from_u128(low);
-        let tables = &*self.tables;
+        let Engine::Table(tables) = &self.engine else {
+            unreachable!("the tail of the per-σ tables")
+        };
         let start = Big::from_u128(u128::from(tables.blocks) << tables.block_bits);
         // (G(2KM + G)·den·t − 2·num·G) / (2·num·t) ≥ 0, since KM·t ≥ σ².
         let two_num = Big::from_u128(2 * self.num);
@@ -491,7 +612,9 @@ mod tests {
             (4900 * 5, 5),                      // integer σ = 70, den = 5
             (1_000_000, 1),                     // σ = 1000, M = 16
             (9_000_000, 7),                     // σ ≈ 1134, rational
-            (1u128 << 52, 1),                   // σ = 2²⁶, m = 21: V a word of its own
+            (4096 * 4096 - 1, 1),               // ⌊σ⌋ = 4095, the last per-σ table
+            (4096 * 4096, 1),                   // σ = 4096, the shared proposal from here on
+            (1u128 << 52, 1),                   // σ = 2²⁶
             (1u128 << 80, 1),                   // σ = 2⁴⁰
             ((1u128 << 84) + 7, 1),             // σ just above 2⁴², not integer
             (1u128 << 120, 1),                  // σ = 2⁶⁰
@@ -500,14 +623,44 @@ mod tests {
         ]
     }
 
+    /// The variances of [`variances`] below the shared-proposal regime (`⌊σ⌋ < 4096`).
+    fn table_variances() -> Vec<(u128, u64)> {
+        variances()
+            .into_iter()
+            .filter(|&(num, den)| (num / u128::from(den)).isqrt() < u128::from(fixed::MIN_FLOOR_SIGMA))
+            .collect()
+    }
+
+    /// The regime and the words per trial follow `⌊σ⌋`: per-σ tables below 4096 (1 word
+    /// below `t = 64`, 2 above), the shared proposal from 4096 on (3 words).
+    #[test]
+    fn the_regime_follows_the_floor_of_sigma() {
+        for (num, den, words, shared) in [
+            (3969u128, 1u64, 1usize, false),
+            (4096, 1, 2, false),
+            (4096 * 4096 - 1, 1, 2, false),
+            (4096 * 4096, 1, 3, true),
+            ((4096 * 4096) << 20, 1 << 20, 3, true),
+            (1 << 120, 1, 3, true),
+        ] {
+            let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
+            assert_eq!(noise.words_per_trial(), words, "σ² = {num}/{den}");
+            assert_eq!(
+                matches!(noise.engine, Engine::Fixed(_)),
+                shared,
+                "σ² = {num}/{den}"
+            );
+        }
+    }
+
     /// The premises of the fallback bound: at most 640 blocks, at most two undecided
     /// words per threshold, `KM ≥ 10t`, `M ≤ t/32` (or `M = 1` below `t = 64`), and the
     /// tail block's probability below `2⁻⁶⁵` (from the certified sums).
     #[test]
     fn block_tables_meet_the_premises_of_the_fallback_bound() {
-        for (num, den) in variances() {
+        for (num, den) in table_variances() {
             let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
-            let tables = &*noise.tables;
+            let tables = noise.tables();
             let (t, m, k) = (u128::from(noise.t), tables.block_bits, u128::from(tables.blocks));
             assert!(k <= 640, "σ² = {num}/{den}: K = {k}");
             assert!(k << m >= 10 * t, "σ² = {num}/{den}");
@@ -533,7 +686,7 @@ mod tests {
     /// The suffix sums `S_0 … S_K` evaluated independently of the sampler's recurrence:
     /// each weight from its own exponential, at 256 bits, as `(lo, hi)`.
     fn reference_sums(noise: &DiscreteGaussianSampler) -> Vec<(Big, Big)> {
-        let tables = &*noise.tables;
+        let tables = noise.tables();
         let (num, den) = (noise.num, noise.den);
         let (m, k) = (u64::from(tables.block_bits), tables.blocks);
         let p = 256;
@@ -553,22 +706,80 @@ mod tests {
                 (false, _) => times(&h(j), m),
             })
             .collect();
-        let a = exp_neg(1, noise.t, p);
-        let one = Big::pow2(p);
-        let inverse = Interval {
-            lo: Big::pow2(2 * p).div_floor(&one.sub_sat(&a.lo)),
-            hi: Big::pow2(2 * p).div_ceil(&one.sub_sat(&a.hi)),
-        };
+        let inverse = inverse_one_minus(&exp_neg(1, noise.t, p), p);
         weights.push(times(&h(k).mul(&inverse, p), u64::from(tables.block_bits == 0)));
-        let (mut lo_sum, mut hi_sum) = (Big::zero(), Big::zero());
-        let mut suffix = Vec::new();
-        for w in weights.iter().rev() {
-            lo_sum = lo_sum.add(&w.lo);
-            hi_sum = hi_sum.add(&w.hi);
-            suffix.push((lo_sum.clone(), hi_sum.clone()));
+        pairs(suffix_sums(weights))
+    }
+
+    /// Enclosures as `(lo, hi)` pairs.
+    pub(super) fn pairs(sums: Vec<Interval>) -> Vec<(Big, Big)> {
+        sums.into_iter().map(|s| (s.lo, s.hi)).collect()
+    }
+
+    /// A table's bounds hold the thresholds of reference sums: `lo[c]/2⁶³ ≤ C_c ≤
+    /// (hi[c] + 1)/2⁶³` is consistent with `C_c ∈ [S_c.lo/S_0.hi, S_c.hi/S_0.lo]` for
+    /// every entry.
+    pub(super) fn assert_table_holds(table: &Cdt, sums: &[(Big, Big)], label: &str) {
+        let (s0_lo, s0_hi) = &sums[0];
+        for (c, (sc_lo, sc_hi)) in sums.iter().enumerate().skip(1) {
+            let lo = Big::from_u128(u128::from(probe::lo(table)[c - 1]));
+            let hi = Big::from_u128(u128::from(probe::hi(table)[c - 1]) + 1);
+            assert!(
+                lo.mul(s0_lo).cmp(&sc_hi.shl(63)).is_le(),
+                "{label}, c = {c}: lower"
+            );
+            assert!(
+                sc_lo.shl(63).cmp(&hi.mul(s0_hi)).is_le(),
+                "{label}, c = {c}: upper"
+            );
         }
-        suffix.reverse();
-        suffix
+    }
+
+    /// `e ≤ 2⁶³·E < e + slack` for the exact `E = num/den`, and the [`band`] of `e` holds
+    /// `2⁶⁴·exp(−E)` (256-bit enclosure) with span `band_span(slack)` (or saturated).
+    pub(super) fn assert_bracket_and_band(e: u128, slack: u128, (num_e, den_e): &(Big, Big), label: &str) {
+        let scaled = num_e.shl(63);
+        assert!(
+            Big::from_u128(e).mul(den_e).cmp(&scaled).is_le(),
+            "{label}: e too high"
+        );
+        assert!(
+            scaled.cmp(&Big::from_u128(e + slack).mul(den_e)).is_lt(),
+            "{label}: e + {slack} too low"
+        );
+        let (below, above) = band(e, slack);
+        assert!(
+            above - below == band_span(slack as u64) || above == u64::MAX,
+            "{label}"
+        );
+        let exact = exp_neg_big(num_e, den_e, 256);
+        assert!(
+            Big::from_u128(below.into()).shl(192).cmp(&exact.lo).is_le(),
+            "{label}: band too high"
+        );
+        assert!(
+            exact
+                .hi
+                .cmp(&Big::from_u128(u128::from(above) + 1).shl(192))
+                .is_le(),
+            "{label}: band too low"
+        );
+    }
+
+    /// The z-score of the mean of `excess` against the law `∝ weight(g)` on
+    /// `g = 0 … terms − 1` (f64 sums): the tails' tests.
+    pub(super) fn mean_excess_z(excess: &[f64], weight: impl Fn(f64) -> f64, terms: u32) -> f64 {
+        let total: f64 = (0..terms).map(|g| weight(f64::from(g))).sum();
+        let mean: f64 = (0..terms)
+            .map(|g| f64::from(g) * weight(f64::from(g)))
+            .sum::<f64>()
+            / total;
+        let second: f64 = (0..terms)
+            .map(|g| f64::from(g).powi(2) * weight(f64::from(g)))
+            .sum::<f64>()
+            / total;
+        let n = excess.len() as f64;
+        (excess.iter().sum::<f64>() / n - mean) / ((second - mean * mean) / n).sqrt()
     }
 
     /// `#{c ≥ 1 : U < C_c}` for `U ∈ [u, u + 1)/2ᵇ` against the reference sums, or
@@ -595,7 +806,7 @@ mod tests {
         (4096, 1),
         (1_000_000, 1),
         (9_000_000, 7),
-        (1 << 80, 1),
+        (4096 * 4096 - 1, 1),
     ];
 
     /// The table's bounds hold the thresholds of the reference sums:
@@ -605,21 +816,8 @@ mod tests {
     fn block_thresholds_hold_the_direct_evaluation() {
         for (num, den) in TABLE_CASES {
             let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
-            let table = &noise.tables.table;
             let sums = reference_sums(&noise);
-            let (s0_lo, s0_hi) = &sums[0];
-            for (c, (sc_lo, sc_hi)) in sums.iter().enumerate().skip(1) {
-                let lo = Big::from_u128(u128::from(probe::lo(table)[c - 1]));
-                let hi = Big::from_u128(u128::from(probe::hi(table)[c - 1]) + 1);
-                assert!(
-                    lo.mul(s0_lo).cmp(&sc_hi.shl(63)).is_le(),
-                    "σ² = {num}/{den}, c = {c}: lower"
-                );
-                assert!(
-                    sc_lo.shl(63).cmp(&hi.mul(s0_hi)).is_le(),
-                    "σ² = {num}/{den}, c = {c}: upper"
-                );
-            }
+            assert_table_holds(&noise.tables().table, &sums, &format!("σ² = {num}/{den}"));
         }
     }
 
@@ -633,7 +831,7 @@ mod tests {
         let (mut decided, mut planted) = (0u64, 0u64);
         for (num, den) in TABLE_CASES {
             let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
-            let table = &noise.tables.table;
+            let table = &noise.tables().table;
             let sums = reference_sums(&noise);
             for i in 0..180_000 {
                 let word = rng.next_u64() >> 1;
@@ -681,13 +879,13 @@ mod tests {
         for (num, den) in [
             (1_000_000u128, 1u64),
             (9_000_000, 7),
-            (1 << 80, 1),
-            (MAX_VARIANCE_NUM, 3),
+            (27_000_001, 3),
+            (4096 * 4096 - 1, 1),
         ] {
             let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
-            let tables = &*noise.tables;
+            let tables = noise.tables();
             let (m, k) = (tables.block_bits, tables.blocks);
-            let len = if m <= SHARED_MAX_BITS { 64 - m } else { 64 };
+            let len = 64 - m;
             for _ in 0..2500 {
                 let (q, r) = (rng.next_u64() % k, rng.next_u64() & ((1 << m) - 1));
                 let start = u128::from(q) << m;
@@ -720,9 +918,9 @@ mod tests {
     #[test]
     fn the_acceptance_exponent_and_band_hold_the_exact_values() {
         let mut rng = ChaCha20Rng::seed_from_u64(0x263);
-        for (num, den) in variances() {
+        for (num, den) in table_variances() {
             let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
-            let tables = &*noise.tables;
+            let tables = noise.tables();
             if tables.block_bits == 0 {
                 continue;
             }
@@ -741,31 +939,9 @@ mod tests {
                 let start = u128::from(q) << m;
                 let n = u128::from(r) * (2 * start + u128::from(r));
                 let e = tables.exponent(n);
-                let (num_e, den_e) = noise.exact(n);
-                let scaled = num_e.shl(63);
                 let label = format!("σ² = {num}/{den}, q = {q}, r = {r}");
-                assert!(
-                    Big::from_u128(e).mul(&den_e).cmp(&scaled).is_le(),
-                    "{label}: e too high"
-                );
-                assert!(
-                    scaled.cmp(&Big::from_u128(e + 2).mul(&den_e)).is_lt(),
-                    "{label}: e + 2 too low"
-                );
-                let (below, above) = Tables::band(e);
-                assert!(above - below == BAND_SPAN || above == u64::MAX, "{label}");
-                let exact = exp_neg_big(&num_e, &den_e, 256);
-                assert!(
-                    Big::from_u128(below.into()).shl(192).cmp(&exact.lo).is_le(),
-                    "{label}: band too high"
-                );
-                assert!(
-                    exact
-                        .hi
-                        .cmp(&Big::from_u128(u128::from(above) + 1).shl(192))
-                        .is_le(),
-                    "{label}: band too low"
-                );
+                assert_eq!(Tables::band(e), band(e, 2), "{label}");
+                assert_bracket_and_band(e, 2, &noise.exact(n), &label);
             }
         }
     }
@@ -777,7 +953,7 @@ mod tests {
     fn the_tail_block_has_the_discrete_gaussian_law_beyond_the_table() {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
         let noise = DiscreteGaussianSampler::from_ratio(100, 1).unwrap();
-        let start = i128::from(noise.tables.blocks) << noise.tables.block_bits;
+        let start = i128::from(noise.tables().blocks) << noise.tables().block_bits;
         assert_eq!(start, 100);
         let mut bits = BitSource::new(&mut rng);
         let excess: Vec<f64> = (0..4000)
@@ -789,14 +965,7 @@ mod tests {
             .collect();
         assert!(excess.len() >= 300, "{} accepted", excess.len());
         let weight = |g: f64| (-((100.0 + g).powi(2) - 100.0f64.powi(2)) / 200.0).exp();
-        let total: f64 = (0..400).map(|g| weight(g as f64)).sum();
-        let mean: f64 = (0..400).map(|g| g as f64 * weight(g as f64)).sum::<f64>() / total;
-        let second: f64 = (0..400)
-            .map(|g| (g as f64).powi(2) * weight(g as f64))
-            .sum::<f64>()
-            / total;
-        let n = excess.len() as f64;
-        let z = (excess.iter().sum::<f64>() / n - mean) / ((second - mean * mean) / n).sqrt();
+        let z = mean_excess_z(&excess, weight, 400);
         assert!(z.abs() < 5.0, "z = {z}");
     }
 
