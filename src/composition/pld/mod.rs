@@ -46,7 +46,7 @@
 //!   error only and no absolute one; since an absolute error introduced early is
 //!   multiplied by the number of later copies (Young's inequality), keeping the early
 //!   squarings exact is what removes the floor: for 1000 Laplace releases the ℓ2
-//!   bound falls from 2.9·10⁻¹⁰ to 4·10⁻¹⁵, and ε(10⁻⁹) from 25.600 to 22.823. Larger
+//!   bound falls from 2.9·10⁻¹⁰ to 4·10⁻¹⁵, and ε(10⁻⁹) from 25.600 to 22.83. Larger
 //!   convolutions are **split by mass**: the bulk of each vector (all but 10⁻¹² of its
 //!   mass on each side, as many points as that budget allows) is convolved directly,
 //!   and only the products involving a tail go through the FFT, whose absolute error is
@@ -79,9 +79,9 @@
 //! split (2⁻⁷ of the Gaussian's loss deviation; 1/16 of the subsampled Gaussian's).
 //! [`Pld::self_compose`] splits the growing base down to at most 2¹⁰ points before each
 //! squaring, as long as its step stays below 1/16 of its spread, so its convolutions
-//! stay small: on this machine 1000 Laplace releases take about 4 ms, 1000 Gaussians
-//! about 7 ms, 1000 Poisson-subsampled Gaussian steps (q = 0.01, σ = 1) about 90 ms
-//! (`benches/pld.rs`), each within 1 % of the exact ε in the test cases (`tests/pld.rs`;
+//! stay small: on a shared 2-core machine 1000 Laplace releases take about 4 ms, 1000
+//! Gaussians about 8 ms, 1000 Poisson-subsampled Gaussian steps (q = 0.01, σ = 1) about
+//! 86 ms (`benches/pld.rs`), each within 1 % of the exact ε in the test cases (`tests/pld.rs`;
 //! down to δ = 10⁻¹² for the Gaussian, the Laplace and the discrete Laplace, and
 //! 10⁻⁹ for the subsampled Gaussian, `tests/pld_closed_forms.rs`). A finer [`Grid`] is
 //! never looser at the builder, and costs proportionally more there, up to its cap.
@@ -495,7 +495,7 @@ impl Pld {
     /// let answer = all.epsilon_certified(1e-9)?;
     /// assert!(answer.epsilon <= optimal::epsilon(1000, 0.1, 1e-9)?);
     /// assert_eq!(answer.bound, Bound::Optimal);
-    /// // 1000 Laplace releases: the PLD wins (22.82 against optimal's 23.28).
+    /// // 1000 Laplace releases: the PLD wins (22.83 against optimal's 23.28).
     /// let laplace = Pld::laplace(0.1, Grid::default())?.self_compose(1000)?;
     /// assert_eq!(laplace.epsilon_certified(1e-9)?.bound, Bound::Pld);
     /// # Ok::<(), dpmech::Error>(())
