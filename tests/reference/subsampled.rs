@@ -114,7 +114,8 @@ pub fn convolution_power(
 ///    `h·ℤ`: a running merge of outcomes takes just the fraction `β` of the next one that
 ///    makes its loss `ln(P/Q)` exactly the next grid point (a randomised post-processing,
 ///    the reverse of the certified side's split), and the rest of that outcome starts the
-///    next merge; a last incomplete merge is dropped. Merging is post-processing, so δ
+///    next merge; a last incomplete merge is rounded down to the grid. Merging is
+///    post-processing, so δ
 ///    falls, but only at second order in `h` (the certified side's rounding-up costs
 ///    first order).
 /// 3. The k-fold sum of the grid losses is formed by plain FFTs of the exponentially
@@ -202,6 +203,11 @@ impl SubsampledGaussianLower {
                     break;
                 }
             }
+        }
+        // A last merge that never reached its target (no outcome above it) is rounded
+        // down to the grid point below its loss: δ can only fall.
+        if p > 0.0 {
+            out.push((((p / q).ln() / h).floor() as i64, p));
         }
         out
     }
