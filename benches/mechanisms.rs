@@ -1,5 +1,5 @@
 //! Throughput of the exact Gaussian-family, selection and randomized-response
-//! mechanisms. Every group holds the crate-wide baseline — the naive inverse-CDF float
+//! mechanisms, and the construction of the Gaussians for new parameters. Every group holds the crate-wide baseline — the naive inverse-CDF float
 //! Laplace on the same ChaCha20 — and, where it is the natural comparison, a naive
 //! float version of the mechanism itself (Box–Muller Gaussian, float softmax sampling,
 //! float coin), so each report shows the price of exactness as a ratio measured in the
@@ -9,7 +9,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dpmech::sampling::{BitSource, DiscreteGaussianSampler};
-use dpmech::{Exponential, Gaussian, PermuteAndFlip, RandomizedResponse, ReportNoisyMax};
+use dpmech::{DiscreteGaussian, Exponential, Gaussian, PermuteAndFlip, RandomizedResponse, ReportNoisyMax};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use std::hint::black_box;
@@ -118,30 +118,7 @@ fn gaussian_release(c: &mut Criterion) {
         b.iter(|| dpmech::gaussian(black_box(42.0), 1.0, 1.0, 1e-6).unwrap())
     });
     group.finish();
-
-    // Construction: the analytic calibration (regula falsi on ln δ, certified accept).
-    let mut group = c.benchmark_group("gaussian_construction");
-    group.throughput(Throughput::Elements(1));
-    group.bench_function("Gaussian::analytic", |b| {
-        b.iter(|| Gaussian::analytic(1.0, black_box(1.0), 1e-6).unwrap())
-    });
-    // Distinct parameters each time, so no cache hits: the calibration, and the discrete
-    // Gaussian's certified block table of its σ².
-    let mut epsilon = 1.0f64;
-    group.bench_function("Gaussian::analytic_uncached", |b| {
-        b.iter(|| {
-            epsilon = epsilon.next_up();
-            Gaussian::analytic(1.0, black_box(epsilon), 1e-6).unwrap()
-        })
-    });
-    let mut variance = 1_000_000u128;
-    group.bench_function("DiscreteGaussianSampler::from_ratio_uncached_sigma_1000", |b| {
-        b.iter(|| {
-            variance += 1;
-            DiscreteGaussianSampler::from_ratio(black_box(variance), 1).unwrap()
-        })
-    });
-    group.finish();
+    // Construction for new parameters: `gaussian_construction_new_parameters` below.
 }
 
 fn selection(c: &mut Criterion) {
@@ -203,11 +180,153 @@ fn randomized_response(c: &mut Criterion) {
     group.finish();
 }
 
+/// Fresh parameters: log-uniform draws from a fixed-seed generator.
+struct Parameters(ChaCha20Rng);
+
+impl Parameters {
+    fn new(seed: u64) -> Self {
+        Self(ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    fn log_uniform(&mut self, low: f64, high: f64) -> f64 {
+        let u = (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        (low.ln() + u * (high.ln() - low.ln())).exp()
+    }
+
+    /// `(Δ₂, ε, δ)`.
+    fn approximate(&mut self) -> (f64, f64, f64) {
+        (
+            self.log_uniform(0.1, 100.0),
+            self.log_uniform(0.05, 5.0),
+            self.log_uniform(1e-12, 1e-4),
+        )
+    }
+
+    /// `(Δ₂, ρ)`.
+    fn zcdp(&mut self) -> (f64, f64) {
+        (self.log_uniform(0.1, 100.0), self.log_uniform(1e-3, 10.0))
+    }
+}
+
+/// Runs `body` as a benchmark and checks that no construction reused a cached table.
+fn no_reuse(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    mut body: impl FnMut(),
+) {
+    let before = DiscreteGaussianSampler::table_cache_reuses();
+    group.bench_function(name, |b| b.iter(&mut body));
+    let reuses = DiscreteGaussianSampler::table_cache_reuses() - before;
+    println!("{name}: table-cache reuses during the measurement: {reuses}");
+    assert_eq!(reuses, 0, "{name}: a construction reused a cached table");
+}
+
+/// Construction of the Gaussian mechanisms for **new** parameters (issue 32 §3): every
+/// iteration draws fresh parameters, so no calibration or table is ever reused, and
+/// the group checks it — the discrete Gaussian's table cache reports its reuses
+/// ([`DiscreteGaussianSampler::table_cache_reuses`]), printed after each measurement and
+/// asserted to be 0. Each row is timed alone and together with the first release,
+/// beside the naive float Laplace baseline in the same group.
+///
+/// Parameters: `Δ₂` log-uniform on `[0.1, 100]`, `ε` on `[0.05, 5]`, `δ` on
+/// `[10⁻¹², 10⁻⁴]`, `ρ` on `[10⁻³, 10]`, from a fixed-seed generator (53-bit
+/// mantissas: a repeat within a run has probability below `10⁻⁶`); the samplers' `σ²`
+/// are `2¹²⁰ + k` (σ ≈ 2⁶⁰, the Gaussian mechanism's grid units) and `10⁶ + k` (σ ≈ 1000,
+/// below the shared-proposal regime, for comparison).
+fn gaussian_construction_new_parameters(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gaussian_construction_new_parameters");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(32);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
+
+    let mut p = Parameters::new(1);
+    no_reuse(&mut group, "Gaussian::analytic", || {
+        let (l2, epsilon, delta) = p.approximate();
+        black_box(Gaussian::analytic(l2, epsilon, delta).unwrap());
+    });
+    no_reuse(&mut group, "Gaussian::analytic+release", || {
+        let (l2, epsilon, delta) = p.approximate();
+        let mechanism = Gaussian::analytic(l2, epsilon, delta).unwrap();
+        black_box(mechanism.release(black_box(42.0), &mut rng).unwrap());
+    });
+    no_reuse(&mut group, "Gaussian::zcdp", || {
+        let (l2, rho) = p.zcdp();
+        black_box(Gaussian::zcdp(l2, rho).unwrap());
+    });
+    no_reuse(&mut group, "Gaussian::zcdp+release", || {
+        let (l2, rho) = p.zcdp();
+        let mechanism = Gaussian::zcdp(l2, rho).unwrap();
+        black_box(mechanism.release(black_box(42.0), &mut rng).unwrap());
+    });
+
+    let mut k = 0u128;
+    no_reuse(
+        &mut group,
+        "DiscreteGaussianSampler::from_ratio_sigma_2^60",
+        || {
+            k += 1;
+            black_box(DiscreteGaussianSampler::from_ratio((1 << 120) + k, 1).unwrap());
+        },
+    );
+    no_reuse(
+        &mut group,
+        "DiscreteGaussianSampler::from_ratio_sigma_2^60+sample",
+        || {
+            k += 1;
+            let noise = DiscreteGaussianSampler::from_ratio((1 << 120) + k, 1).unwrap();
+            black_box(noise.sample(&mut rng));
+        },
+    );
+    no_reuse(
+        &mut group,
+        "DiscreteGaussian::zcdp_sigma_above_4096+release",
+        || {
+            // Δ₂ = 1000, ρ ∈ [10⁻³, 10⁻²]: σ ∈ [7071, 22 361].
+            let rho = p.log_uniform(1e-3, 1e-2);
+            let mechanism = DiscreteGaussian::zcdp(1000, rho).unwrap();
+            black_box(mechanism.release(black_box(42), &mut rng));
+        },
+    );
+    no_reuse(
+        &mut group,
+        "DiscreteGaussian::approximate_sigma_above_4096+release",
+        || {
+            // Δ₂ = 10⁴: σ > 4096 for every (ε, δ) drawn; the calibration is the CKS20
+            // zCDP conversion.
+            let (_, epsilon, delta) = p.approximate();
+            let mechanism = DiscreteGaussian::approximate(10_000, epsilon, delta).unwrap();
+            black_box(mechanism.release(black_box(42), &mut rng));
+        },
+    );
+    group.finish();
+
+    // Below ⌊σ⌋ = 4096 a table is still certified per σ²: fewer iterations.
+    let mut group = c.benchmark_group("gaussian_construction_new_parameters_small_sigma");
+    group.throughput(Throughput::Elements(1));
+    group.sample_size(20);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
+    let mut k = 0u128;
+    no_reuse(
+        &mut group,
+        "DiscreteGaussianSampler::from_ratio_sigma_1000",
+        || {
+            k += 1;
+            black_box(DiscreteGaussianSampler::from_ratio(1_000_000 + k, 1).unwrap());
+        },
+    );
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(300))
         .measurement_time(std::time::Duration::from_secs(1));
-    targets = discrete_gaussian, gaussian_release, selection, randomized_response
+    targets = discrete_gaussian, gaussian_release, gaussian_construction_new_parameters, selection,
+        randomized_response
 }
 criterion_main!(benches);

@@ -14,7 +14,7 @@
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
 //! | [`OneSidedGeometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2³⁷`) or 3 words per trial, `< 1.02` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
-//! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block | 1 word (`σ ≤ 63`); else 2 (`σ < 2²⁶`) or 3 words per trial, `< 1.013` trials |
+//! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block; from `σ = 4096` on, blocks of `⌈σ/65⌉` from one table shared by every σ (nothing built per σ) | 1 word (`σ ≤ 63`); else 2 (`σ < 4096`, `< 1.013` trials) or 3 words per trial (`< 1.033` trials) |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
@@ -43,7 +43,7 @@
 //! | `certified/` | certified arithmetic: a big integer, interval `exp(−x)`, the lazy uniform, thresholds, and the CDT with its guide (one concept per file) |
 //! | `discrete_laplace.rs` | [`DiscreteLaplace`]: single samples, the batch path, one trial, and its tables |
 //! | `one_sided_geometric.rs` | [`OneSidedGeometric`]: the magnitude of a discrete Laplace trial |
-//! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`] |
+//! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`]; `discrete_gaussian/fixed.rs`, its proposal shared by every `σ ≥ 4096` |
 //! | `grid.rs` | [`grid`]: the public power-of-two grid that carries real values to integers and back |
 //!
 //! The samplers are named for their distributions; the mechanisms built on them have
