@@ -40,7 +40,8 @@ const fn band_span(slack: u64) -> u64 {
 /// the reference ratio `σ/M = 65` (never lighter than the true ones, since `σ/M ≤ 65`),
 /// serves every σ; the acceptance trial absorbs the difference. Construction then
 /// computes four integers (about a microsecond), the first sampler in a process builds
-/// the shared table once (about half a millisecond), and a trial is `≤ 1.6 %` more
+/// the shared table once (0.8 ms measured; the first release in a process also builds
+/// the certified exponential's tables, 0.4 ms), and a trial is `≤ 1.6 %` more
 /// likely to be rejected. The details of that regime (the proposal, the exponent
 /// bracket `[e, e + 4]`, the tail, the bounds below for it) are in the private module
 /// `discrete_gaussian/fixed.rs`; what follows describes the tables of the smaller σ.
