@@ -333,20 +333,43 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
 
     // The discrete Gaussian mechanism with σ in the shared-proposal regime (Δ₂ = 5000,
-    // σ ≈ 2.3·10⁴): (value, words) on neighbours 0 and 5000.
+    // σ ≈ 2.3·10⁴): (⌊value/500⌋, words) on neighbours 0 and 5000. Coarsening the value
+    // is post-processing (it cannot raise the loss) and gives the auditor's events about
+    // a hundred values to work with instead of 10⁵; the same audit of the same mechanism
+    // on neighbours 5000 apart with a sensitivity claim of 1250 (four times too little
+    // noise for that claim: the σ of Δ₂ = 1250 is a quarter of this one) must FAIL.
     let large = dpmech::DiscreteGaussian::approximate(5000, 1.0, 1e-6).unwrap();
     assert!(large.sigma() >= 4096.0, "σ = {}", large.sigma());
+    let coarse = |value: i64| value.div_euclid(500);
     let report = Auditor::new(large.privacy_loss())
         .unwrap()
         .samples(1_000_000)
         .seed(48)
-        .audit_with_draw_count(|r| large.release(0, r), |r| large.release(5000, r))
+        .audit_with_draw_count(
+            |r| coarse(large.release(0, r)),
+            |r| coarse(large.release(5000, r)),
+        )
         .unwrap();
     println!(
-        "DiscreteGaussian(Δ₂ = 5000, ε = 1, δ = 1e-6; σ = {:.1}), (value, words):\n{report}",
+        "DiscreteGaussian(Δ₂ = 5000, ε = 1, δ = 1e-6; σ = {:.1}), (⌊value/500⌋, words):\n{report}",
         large.sigma()
     );
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
+    let small = dpmech::DiscreteGaussian::approximate(1250, 1.0, 1e-6).unwrap();
+    let under = Auditor::new(large.privacy_loss())
+        .unwrap()
+        .samples(1_000_000)
+        .seed(49)
+        .audit_with_draw_count(
+            |r| small.release(0, r).div_euclid(125),
+            |r| small.release(5000, r).div_euclid(125),
+        )
+        .unwrap();
+    println!(
+        "negative control: σ = {:.1} on neighbours 5000 apart, claimed (1, 1e-6):\n{under}",
+        small.sigma()
+    );
+    assert_eq!(under.verdict, Verdict::Fail, "{under}");
 
     let (num, den) = mechanism.sigma_squared();
     let integer_variance = num.div_ceil(u128::from(den)) as u64;
