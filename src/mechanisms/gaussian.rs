@@ -264,15 +264,18 @@ impl Gaussian {
         rng: &mut R,
     ) -> Result<Vec<f64>, Error> {
         check_all_finite(values)?;
+        // No clone of the scalar sampler (from σ = 4096 units on it owns a boxed state).
+        let vector;
         let noise = if values.len() <= 1 {
-            self.scalar_noise.clone()
+            &self.scalar_noise
         } else {
-            self.noise_for(values.len())?
+            vector = self.noise_for(values.len())?;
+            &vector
         };
         let mut bits = BitSource::new(rng);
         Ok(values
             .iter()
-            .map(|&v| self.release_unit(v, &noise, &mut bits))
+            .map(|&v| self.release_unit(v, noise, &mut bits))
             .collect())
     }
 
