@@ -174,20 +174,27 @@ impl Big {
         if inexact { q.add(&Big::from_u128(1)) } else { q }
     }
 
-    /// `⌊self / d⌋` for `d ≥ 1` (binary long division; construction only).
+    /// `⌊self / d⌋` for `d ≥ 1`: binary long division in place (one remainder of
+    /// `len(d) + 1` limbs, doubled and reduced once per bit of `self`; the remainder stays
+    /// below `d`, so its double fits), with no allocation per bit.
     pub(crate) fn div_floor(&self, d: &Self) -> Self {
         debug_assert!(!d.is_zero());
-        let nbits = self.bit_len();
-        let mut quotient = vec![0u64; self.0.len().max(1)];
-        let mut rem = Big::zero();
-        for i in (0..nbits).rev() {
-            rem = rem.shl(1);
-            if (self.limb((i / 64) as usize) >> (i % 64)) & 1 == 1 {
-                rem = rem.add(&Big::from_u128(1));
+        if self.cmp(d) == Ordering::Less {
+            return Big::zero();
+        }
+        let mut rem = vec![0u64; d.0.len() + 1];
+        let mut quotient = vec![0u64; self.0.len()];
+        for i in (0..self.bit_len()).rev() {
+            let (limb, bit) = ((i / 64) as usize, i % 64);
+            let mut carry = (self.0[limb] >> bit) & 1;
+            for r in rem.iter_mut() {
+                let out = *r >> 63;
+                *r = (*r << 1) | carry;
+                carry = out;
             }
-            if rem.cmp(d) != Ordering::Less {
-                rem = rem.sub_sat(d);
-                quotient[(i / 64) as usize] |= 1 << (i % 64);
+            if !limbs_less(&rem, &d.0) {
+                limbs_sub(&mut rem, &d.0);
+                quotient[limb] |= 1 << bit;
             }
         }
         Big(quotient).normalized()
@@ -229,6 +236,29 @@ impl Big {
     }
 }
 
+/// `a < b` for little-endian limbs, `b` no longer than `a` (missing limbs are 0).
+fn limbs_less(a: &[u64], b: &[u64]) -> bool {
+    for i in (0..a.len()).rev() {
+        let y = b.get(i).copied().unwrap_or(0);
+        if a[i] != y {
+            return a[i] < y;
+        }
+    }
+    false
+}
+
+/// `a −= b` for little-endian limbs, `a ≥ b`, `b` no longer than `a`.
+fn limbs_sub(a: &mut [u64], b: &[u64]) {
+    let mut borrow = false;
+    for (i, x) in a.iter_mut().enumerate() {
+        let (d1, b1) = x.overflowing_sub(b.get(i).copied().unwrap_or(0));
+        let (d2, b2) = d1.overflowing_sub(u64::from(borrow));
+        *x = d2;
+        borrow = b1 || b2;
+    }
+    debug_assert!(!borrow);
+}
+
 /// `⌊a·b / 2ᴾ⌋`.
 pub(crate) fn mul_down(a: &Big, b: &Big, p: u64) -> Big {
     a.mul(b).shr(p)
@@ -242,6 +272,45 @@ pub(crate) fn mul_up(a: &Big, b: &Big, p: u64) -> Big {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Wide divisions against the definition, checked with products and sums alone:
+    /// `q·d ≤ n < (q + 1)·d` for 4000 random `(n, d)` of 1 to 12 limbs (some of `d`'s
+    /// limbs all ones or zero, to reach the carries), and `div_ceil` one above unless
+    /// exact.
+    #[test]
+    fn wide_division_meets_its_definition() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut limbs = |len: u64| {
+            let count = 1 + len % 12;
+            let limbs: Vec<u64> = (0..count)
+                .map(|_| match next() % 5 {
+                    0 => u64::MAX,
+                    1 => 0,
+                    _ => next(),
+                })
+                .collect();
+            Big(limbs).normalized()
+        };
+        for i in 0..4000u64 {
+            let n = limbs(i * 7 + 3);
+            let d = limbs(i % 8);
+            if d.is_zero() {
+                continue;
+            }
+            let q = n.div_floor(&d);
+            assert!(q.mul(&d).cmp(&n).is_le(), "{n:?} / {d:?}");
+            assert!(n.cmp(&q.add(&Big::from_u128(1)).mul(&d)).is_lt(), "{n:?} / {d:?}");
+            let c = n.div_ceil(&d);
+            let exact = q.mul(&d) == n;
+            assert_eq!(c, if exact { q } else { q.add(&Big::from_u128(1)) });
+        }
+    }
 
     #[test]
     fn big_arithmetic_matches_u128() {
