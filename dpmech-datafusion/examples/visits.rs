@@ -9,7 +9,6 @@
 //!
 //! The table is written once as CSV to `target/visits.csv` (≈ 250 MB).
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,55 +20,12 @@ use dpmech::Accountant;
 use dpmech_datafusion::functions::{dp_count, dp_partition_selection};
 use dpmech_datafusion::{ContributionBounds, PrivateSession};
 
-const ROWS: u64 = 10_000_000;
-const USERS: u64 = 1_000_000;
-
-/// xorshift64*: a fixed-seed generator for the synthetic data (not for noise).
-struct Gen(u64);
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn write_table(path: &std::path::Path) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(out, "user_id,day,page,duration")?;
-    let mut g = Gen(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..ROWS {
-        let user = g.next() % USERS;
-        // Each user favours a few days; durations are log-normal-ish, some missing.
-        let day = 1 + (user * 7 + g.next() % 5) % 30;
-        let page = (1.0 / (1e-4 + g.unit() * 0.9999)).floor() as u64; // heavy-tailed ids
-        let duration = (-(g.unit().max(1e-12)).ln() * 300.0).round();
-        if g.next().is_multiple_of(1000) {
-            writeln!(out, "{user},{day},{page},")?; // a missing duration (NULL)
-        } else {
-            writeln!(out, "{user},{day},{page},{duration}")?;
-        }
-    }
-    out.flush()
-}
+#[path = "shared/visits_table.rs"]
+mod visits_table;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/visits.csv");
-    if !path.exists() {
-        let start = Instant::now();
-        std::fs::create_dir_all(path.parent().expect("target/"))?;
-        write_table(&path)?;
-        println!(
-            "wrote {} ({:.1} s)",
-            path.display(),
-            start.elapsed().as_secs_f64()
-        );
-    }
+    let path = visits_table::visits_csv()?;
     let ctx = SessionContext::new();
     ctx.register_csv(
         "visits_raw",

@@ -1,7 +1,8 @@
 //! Stage 4, the aggregation: the engine runs the planned physical plan (rows → bounding
-//! → `GROUP BY` of the exact partials, on one node or on executors), and the client reads
-//! the per-group exact integer partials — count, distinct units, one sum per value
-//! column — into [`Partials`], the only data the noise stage sees.
+//! → `GROUP BY` of the exact partials) where a [`PlanRunner`] says — on this node
+//! ([`LocalRunner`]) or on a cluster's executors (the `dpmech-ballista` crate) — and the
+//! client reads the per-group exact integer partials — count, distinct units, one sum
+//! per value column — into [`Partials`], the only data the noise stage sees.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,13 +10,52 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, Decimal128Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
-use datafusion::execution::TaskContext;
+use datafusion::execution::SessionState;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::DpError;
 
-/// A group key as text (`None`: the NULL group).
+/// A cell's key as text: the group key's text for one grouping column (`None`: the
+/// NULL group), the [`encode_tuple`] of the keys for several, `""` for none.
 pub(crate) type GroupKey = Option<String>;
+
+/// The text of a tuple of keys (`None`: NULL), one-to-one: each part is `N;` for NULL
+/// or `V<characters>:<text>`. The engine computes the same text per row (module
+/// `plan`), so a cell's key is one text column whatever the number of columns.
+pub(crate) fn encode_tuple<S: AsRef<str>>(parts: &[Option<S>]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            None => out.push_str("N;"),
+            Some(t) => {
+                let t = t.as_ref();
+                out.push_str(&format!("V{}:{t}", t.chars().count()));
+            }
+        }
+    }
+    out
+}
+
+/// The keys of an [`encode_tuple`] text, `None` if it is not one.
+pub(crate) fn decode_tuple(mut text: &str) -> Option<Vec<Option<String>>> {
+    let mut parts = Vec::new();
+    while !text.is_empty() {
+        if let Some(rest) = text.strip_prefix("N;") {
+            parts.push(None);
+            text = rest;
+            continue;
+        }
+        let (length, rest) = text.strip_prefix('V')?.split_once(':')?;
+        let length: usize = length.parse().ok()?;
+        let end = rest.char_indices().nth(length).map_or(rest.len(), |(i, _)| i);
+        if rest[..end].chars().count() != length {
+            return None;
+        }
+        parts.push(Some(rest[..end].to_string()));
+        text = &rest[end..];
+    }
+    Some(parts)
+}
 
 /// Per group, its exact partials (module [`columns::partial`](crate::columns::partial)
 /// gives their order).
@@ -29,12 +69,52 @@ pub(crate) fn cell_bytes(key: &GroupKey) -> &[u8] {
     }
 }
 
-/// Runs `plan` and reads its rows `(group, count, units, sums…)` into partials.
+/// Where a release's physical plan runs. The plan is complete when the runner gets it:
+/// planned at the client, after the charge, with the bounding operator and the derived
+/// keys inside and **without** the release key, which stays at the client for the
+/// noise. A runner only executes it and returns the batches of its final stage, the
+/// exact per-group partials (a runner that changed the plan would change only what the
+/// noise is added to, never the noise or the charge).
+///
+/// The runner is the deployment's choice, like the `SessionContext`: keep it on the
+/// trusted side with the session.
+#[async_trait::async_trait]
+pub trait PlanRunner: Send + Sync + core::fmt::Debug {
+    /// Runs `plan` to completion; `state` is the session it was planned in.
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors (I/O, a lost cluster), never a record's value.
+    async fn collect(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        state: &SessionState,
+    ) -> datafusion::common::Result<Vec<RecordBatch>>;
+}
+
+/// Runs plans in this process, in the session's own runtime (the default).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalRunner;
+
+#[async_trait::async_trait]
+impl PlanRunner for LocalRunner {
+    async fn collect(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        state: &SessionState,
+    ) -> datafusion::common::Result<Vec<RecordBatch>> {
+        datafusion::physical_plan::collect(plan, state.task_ctx()).await
+    }
+}
+
+/// Runs `plan` with `runner` and reads its rows `(group, count, units, sums…)` into
+/// partials.
 pub(crate) async fn exact_partials(
     plan: Arc<dyn ExecutionPlan>,
-    task: Arc<TaskContext>,
+    state: &SessionState,
+    runner: &dyn PlanRunner,
 ) -> Result<Partials, DpError> {
-    let batches = datafusion::physical_plan::collect(plan, task).await?;
+    let batches = runner.collect(plan, state).await?;
     read_partials(&batches)
 }
 
@@ -81,6 +161,28 @@ fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tuples_of_keys_encode_one_to_one() {
+        let cases: Vec<Vec<Option<&str>>> = vec![
+            vec![],
+            vec![None],
+            vec![Some("")],
+            vec![Some("a"), None, Some("")],
+            vec![Some("V1:x"), Some("N;")],
+            vec![Some("é:;"), Some("12")],
+        ];
+        let texts: Vec<String> = cases.iter().map(|c| encode_tuple(c)).collect();
+        for (case, text) in cases.iter().zip(&texts) {
+            let back = decode_tuple(text).unwrap();
+            assert_eq!(back, case.iter().map(|p| p.map(String::from)).collect::<Vec<_>>());
+        }
+        let distinct: std::collections::HashSet<_> = texts.iter().collect();
+        assert_eq!(distinct.len(), texts.len());
+        for bad in ["x", "V2:a", "V:a", "N", "V1a"] {
+            assert_eq!(decode_tuple(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn exact_sums_beyond_i64_saturate_instead_of_wrapping_or_failing() {

@@ -3,47 +3,91 @@
 //! DataFusion serialises physical plans as protobuf (`datafusion-proto`); a distributed
 //! runner such as Ballista ships each stage that way. The standard nodes (scans,
 //! repartitions, aggregates) need nothing; this crate's own parts go through
-//! [`DpmechCodec`]: the bounding operator (its bounds and its rank key) and the two
+//! [`DpmechCodec`]: the bounding operator (its bounds and its rank key) and the three
 //! per-row functions (the unit fingerprint with its key, the grid-unit rule with its
-//! bounds and grid). Register it wherever the plan is decoded (for Ballista: the
+//! bounds and grid, the text key of several grouping columns). Register it wherever the plan is decoded (for Ballista: the
 //! scheduler's and executors' physical codec).
 //!
 //! The encoding is a tag byte and fixed-width little-endian fields. It carries the
-//! release's derived keys — executors see the raw rows anyway, so they are trusted, but
-//! the bytes must not be logged or kept beyond the release.
+//! release's **derived** keys (the bounding order's and the unit fingerprint's, each
+//! HMAC-SHA256 of the release key and a label, truncated: module `key`) and never the
+//! release key itself, from which the noise is derived at the client — executors see
+//! the raw rows anyway, so they are trusted with the bounding order, but the bytes must
+//! not be logged or kept beyond the release.
+//!
+//! A runner with extension nodes of its own (Ballista's shuffles) gives them to a
+//! **fallback** codec ([`DpmechCodec::with_fallback`]): every node or function this
+//! codec does not know is written as tag 0 and the fallback's bytes.
 
 use std::sync::Arc;
 
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF, WindowUDF};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 use dpmech::statistics::Bounds;
 
 use crate::bound::{BoundContributionsExec, BoundSpec};
 use crate::key::RankKey;
-use crate::udf::{GridUnits, UnitFingerprint};
+use crate::udf::{GridUnits, GroupKeyText, UnitFingerprint};
 
+const FALLBACK: u8 = 0;
 const BOUND_EXEC: u8 = 1;
 const UNIT_FINGERPRINT: u8 = 2;
 const GRID_UNITS: u8 = 3;
+const GROUP_KEY_TEXT: u8 = 4;
 
 /// The physical extension codec of `dpmech-datafusion` plans (see the module docs).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct DpmechCodec;
+///
+/// ```
+/// use std::sync::Arc;
+/// use datafusion_proto::physical_plan::DefaultPhysicalExtensionCodec;
+/// use dpmech_datafusion::DpmechCodec;
+/// let alone = DpmechCodec::new(); // this crate's nodes and functions only
+/// let chained = DpmechCodec::with_fallback(Arc::new(DefaultPhysicalExtensionCodec {}));
+/// # let _ = (alone, chained);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct DpmechCodec {
+    fallback: Option<Arc<dyn PhysicalExtensionCodec>>,
+}
+
+impl DpmechCodec {
+    /// The codec of this crate's nodes and functions alone: any other extension node is
+    /// refused, other functions are written by name.
+    pub fn new() -> Self {
+        DpmechCodec { fallback: None }
+    }
+
+    /// This crate's nodes and functions, and `fallback` for every other extension node
+    /// and function (e.g. a distributed runner's own codec).
+    pub fn with_fallback(fallback: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        DpmechCodec {
+            fallback: Some(fallback),
+        }
+    }
+
+    fn fallback(&self) -> Result<&dyn PhysicalExtensionCodec> {
+        self.fallback
+            .as_deref()
+            .ok_or_else(|| DataFusionError::NotImplemented("DpmechCodec has no fallback codec".into()))
+    }
+}
 
 impl PhysicalExtensionCodec for DpmechCodec {
     fn try_decode(
         &self,
         buf: &[u8],
         inputs: &[Arc<dyn ExecutionPlan>],
-        _ctx: &TaskContext,
-        _proto_converter: &dyn PhysicalProtoConverterExtension,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let mut r = Reader(buf);
-        if r.u8()? != BOUND_EXEC || inputs.len() != 1 {
-            return Err(malformed());
+        match r.u8()? {
+            FALLBACK => return self.fallback()?.try_decode(r.0, inputs, ctx, proto_converter),
+            BOUND_EXEC if inputs.len() == 1 => {}
+            _ => return Err(malformed()),
         }
         // A plan without bounding decodes only in a test build (`unsafe-testing`).
         let spec = BoundSpec::new(
@@ -72,13 +116,17 @@ impl PhysicalExtensionCodec for DpmechCodec {
         &self,
         node: Arc<dyn ExecutionPlan>,
         buf: &mut Vec<u8>,
-        _proto_converter: &dyn PhysicalProtoConverterExtension,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
         let Some(exec) = node.downcast_ref::<BoundContributionsExec>() else {
-            return Err(DataFusionError::NotImplemented(format!(
-                "DpmechCodec cannot encode {}",
-                node.name()
-            )));
+            let Some(fallback) = &self.fallback else {
+                return Err(DataFusionError::NotImplemented(format!(
+                    "DpmechCodec cannot encode {}",
+                    node.name()
+                )));
+            };
+            buf.push(FALLBACK);
+            return fallback.try_encode(node, buf, proto_converter);
         };
         let (spec, projection) = (exec.spec(), exec.projection());
         buf.push(BOUND_EXEC);
@@ -104,6 +152,7 @@ impl PhysicalExtensionCodec for DpmechCodec {
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
         let mut r = Reader(buf);
         let udf = match r.u8()? {
+            FALLBACK => return self.fallback()?.try_decode_udf(name, r.0),
             UNIT_FINGERPRINT => ScalarUDF::new_from_impl(UnitFingerprint::from_key(
                 name.to_string(),
                 RankKey::from_words(r.u64()?, r.u64()?),
@@ -115,6 +164,7 @@ impl PhysicalExtensionCodec for DpmechCodec {
                     .map_err(|e| DataFusionError::Internal(format!("DpmechCodec: {e}")))?;
                 ScalarUDF::new_from_impl(GridUnits::new(name.to_string(), bounds, r.i32()?))
             }
+            GROUP_KEY_TEXT => ScalarUDF::new_from_impl(GroupKeyText::new()),
             _ => return Err(malformed()),
         };
         r.end()?;
@@ -134,9 +184,41 @@ impl PhysicalExtensionCodec for DpmechCodec {
                 buf.extend(v.to_le_bytes());
             }
             buf.extend(g.grid_exp().to_le_bytes());
+        } else if node.inner().downcast_ref::<GroupKeyText>().is_some() {
+            buf.push(GROUP_KEY_TEXT);
+        } else if let Some(fallback) = &self.fallback {
+            // The fallback's bytes, tagged; none if it has none (encoded by name).
+            let mut theirs = Vec::new();
+            fallback.try_encode_udf(node, &mut theirs)?;
+            if !theirs.is_empty() {
+                buf.push(FALLBACK);
+                buf.extend(theirs);
+            }
         }
-        // Other functions: nothing (DataFusion encodes them by name).
+        // Other functions without a fallback: nothing (DataFusion encodes them by name).
         Ok(())
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        self.fallback()?.try_decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        match &self.fallback {
+            Some(fallback) => fallback.try_encode_udaf(node, buf),
+            None => Ok(()),
+        }
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
+        self.fallback()?.try_decode_udwf(name, buf)
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
+        match &self.fallback {
+            Some(fallback) => fallback.try_encode_udwf(node, buf),
+            None => Ok(()),
+        }
     }
 }
 
@@ -188,24 +270,25 @@ mod tests {
         for udf in [
             ScalarUDF::new_from_impl(UnitFingerprint::new("fp".into(), &key)),
             ScalarUDF::new_from_impl(GridUnits::new("grid".into(), bounds, -7)),
+            ScalarUDF::new_from_impl(GroupKeyText::new()),
         ] {
             let mut buf = Vec::new();
-            DpmechCodec.try_encode_udf(&udf, &mut buf).unwrap();
-            let back = DpmechCodec.try_decode_udf(udf.name(), &buf).unwrap();
+            DpmechCodec::new().try_encode_udf(&udf, &mut buf).unwrap();
+            let back = DpmechCodec::new().try_decode_udf(udf.name(), &buf).unwrap();
             let mut again = Vec::new();
-            DpmechCodec.try_encode_udf(&back, &mut again).unwrap();
+            DpmechCodec::new().try_encode_udf(&back, &mut again).unwrap();
             assert_eq!(again, buf, "{}", udf.name());
             // Every truncation and a trailing byte are refused.
             for cut in 0..buf.len() {
-                assert!(DpmechCodec.try_decode_udf("x", &buf[..cut]).is_err());
+                assert!(DpmechCodec::new().try_decode_udf("x", &buf[..cut]).is_err());
             }
             buf.push(0);
-            assert!(DpmechCodec.try_decode_udf("x", &buf).is_err());
+            assert!(DpmechCodec::new().try_decode_udf("x", &buf).is_err());
         }
-        let decoded = DpmechCodec
+        let decoded = DpmechCodec::new()
             .try_decode_udf("grid", &{
                 let mut buf = Vec::new();
-                DpmechCodec
+                DpmechCodec::new()
                     .try_encode_udf(
                         &ScalarUDF::new_from_impl(GridUnits::new("grid".into(), bounds, -7)),
                         &mut buf,
@@ -224,6 +307,6 @@ mod tests {
             ),
             (-2.0, 6.0, 1.5, -7)
         );
-        assert!(DpmechCodec.try_decode_udf("x", &[9]).is_err());
+        assert!(DpmechCodec::new().try_decode_udf("x", &[9]).is_err());
     }
 }

@@ -45,6 +45,8 @@ use datafusion::physical_plan::ExecutionPlan;
 pub(crate) enum DpFunction {
     /// `dp_count(ε)`.
     Count,
+    /// `dp_count_units(ε)`: distinct privacy units.
+    CountUnits,
     /// `dp_sum(column, lower, upper, ε)`.
     Sum,
     /// `dp_mean(column, lower, upper, ε)`.
@@ -54,8 +56,9 @@ pub(crate) enum DpFunction {
 }
 
 impl DpFunction {
-    const ALL: [DpFunction; 4] = [
+    const ALL: [DpFunction; 5] = [
         DpFunction::Count,
+        DpFunction::CountUnits,
         DpFunction::Sum,
         DpFunction::Mean,
         DpFunction::PartitionSelection,
@@ -64,6 +67,7 @@ impl DpFunction {
     pub(crate) fn name(self) -> &'static str {
         match self {
             DpFunction::Count => "dp_count",
+            DpFunction::CountUnits => "dp_count_units",
             DpFunction::Sum => "dp_sum",
             DpFunction::Mean => "dp_mean",
             DpFunction::PartitionSelection => "dp_partition_selection",
@@ -125,6 +129,14 @@ pub(crate) fn all() -> impl Iterator<Item = AggregateUDF> {
 /// under [`GroupedQuery::zcdp`](crate::GroupedQuery::zcdp)).
 pub fn dp_count(epsilon: f64) -> Expr {
     udaf(DpFunction::Count).call(vec![lit(epsilon)])
+}
+
+/// `dp_count_units(ε)`: the number of distinct privacy units (people, not rows) of each
+/// group, ε-DP (ρ-zCDP under [`GroupedQuery::zcdp`](crate::GroupedQuery::zcdp)). One
+/// unit adds at most 1 to each of at most L0 groups, so each cell gets ε/L0 with
+/// sensitivity 1 — less noise than [`dp_count`], whose cells move by up to L∞ rows.
+pub fn dp_count_units(epsilon: f64) -> Expr {
+    udaf(DpFunction::CountUnits).call(vec![lit(epsilon)])
 }
 
 /// `dp_sum(column, lower, upper, ε)`: the sum of `column` per group, each record clamped

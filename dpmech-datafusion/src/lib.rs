@@ -2,8 +2,10 @@
 //! [`dpmech`].
 //!
 //! A table is registered with its **privacy unit** (the column that identifies a
-//! person) and its **contribution bounds**; a [`GroupedQuery`] then releases counts,
-//! sums and means per group, with public keys or with partition selection, under
+//! person) and its **contribution bounds**; a [`GroupedQuery`] then releases counts of
+//! rows and of distinct units, sums and means per group — grouped by one column,
+//! several (a cell per combination) or none (one cell) — with public keys (listed, or
+//! the rows of a table registered as public) or with partition selection, under
 //! add/remove of one privacy unit:
 //!
 //! 1. **Plan, then charge.** Every public parameter is validated and the whole query
@@ -39,8 +41,9 @@
 //!    key): recomputing gives the same noise, two releases share none.
 //! 6. **Plans that travel.** The physical plan of a release serialises with
 //!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
-//!    and functions, so a distributed runner (Ballista) can ship every stage to its
-//!    executors, and the decoded plan releases bit-identical values.
+//!    and functions, so a distributed runner (a [`PlanRunner`]; the `dpmech-ballista`
+//!    crate runs releases on a Ballista cluster) can ship every stage to its executors,
+//!    and the decoded plan releases bit-identical values.
 //!
 //! Releases are written as SQL text ([`PrivateSession::sql`]: `SELECT day,
 //! dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ('mon',
@@ -61,11 +64,11 @@
 //! | `sql.rs` | 1. query | SQL text and DataFrames read into a [`GroupedQuery`] (module [`sql`]) |
 //! | `functions.rs` | 1. query | the `dp_` aggregate UDFs of SQL and DataFrames, and the private tables' stand-ins (module [`functions`]) |
 //! | `plan.rs` | 2. plan | grids, noises and threshold fixed from public parameters; the engine's plan built with `LogicalPlanBuilder` — all before the charge |
-//! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint and the record rule on a grid (`Grid`); which column types are accepted |
+//! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint, the record rule on a grid (`Grid`) and the text key of several grouping columns; which column types are accepted |
 //! | `columns.rs` | 2.–4. | the internal column names and the order of a group's partials |
 //! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator, and its table provider |
 //! | `bound/partition.rs` | 3. bound | one partition's pass: buckets by fingerprint, each unit's pairs, L0 by keyed rank, L∞ by the pair's own mean |
-//! | `aggregate.rs` | 4. aggregate | running the plan and reading the exact per-group partials |
+//! | `aggregate.rs` | 4. aggregate | [`PlanRunner`] and [`LocalRunner`] (where the plan runs), reading the exact per-group partials, the text of a cell's key |
 //! | `select.rs` | 5. noise | partition selection for private keys |
 //! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |
 //! | `release.rs` | 6. release | [`PrivateSession`]: plan → charge → execute → noise; [`Release`], [`ReleasedRow`] |
@@ -129,6 +132,7 @@ mod select;
 pub mod sql;
 mod udf;
 
+pub use aggregate::{LocalRunner, PlanRunner};
 pub use codec::DpmechCodec;
 pub use key::ReleaseKey;
 pub use noise::ReleasedValue;

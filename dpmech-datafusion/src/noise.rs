@@ -121,6 +121,8 @@ pub struct ReleasedValue {
 pub(crate) enum AggregateNoise {
     /// A count: `count + Z`.
     Count(CellNoise),
+    /// A count of distinct units: `units + Z`, sensitivity 1 per cell.
+    Units(CellNoise),
     /// A sum of value column `value`, in units of `grid`.
     Sum {
         column: String,
@@ -179,6 +181,10 @@ impl AggregateNoise {
             (Aggregate::Count { .. }, _) => {
                 AggregateNoise::Count(CellNoise::new(m, budget, max_groups, zcdp)?)
             }
+            // A unit is one kept pair per group: it moves each of its ≤ L0 cells by 1.
+            (Aggregate::CountUnits { .. }, _) => {
+                AggregateNoise::Units(CellNoise::new(1, budget, max_groups, zcdp)?)
+            }
             (Aggregate::Sum { column, .. }, Some(grid)) => AggregateNoise::Sum {
                 column: column.clone(),
                 value,
@@ -217,11 +223,15 @@ impl AggregateNoise {
     ) -> Result<ReleasedValue, DpError> {
         let mut rng = key.cell_rng(&format!("agg{index}"), cell);
         Ok(match self {
-            AggregateNoise::Count(noise) => {
-                let v = noise.release(partials[partial::COUNT], &mut rng) as f64;
+            AggregateNoise::Count(noise) | AggregateNoise::Units(noise) => {
+                let (name, exact) = match self {
+                    AggregateNoise::Count(_) => ("count", partials[partial::COUNT]),
+                    _ => ("count_units", partials[partial::UNITS]),
+                };
+                let v = noise.release(exact, &mut rng) as f64;
                 let w = noise.half_width(0.05)?;
                 ReleasedValue {
-                    name: "count".into(),
+                    name: name.into(),
                     value: v,
                     interval: (v - w, v + w),
                 }

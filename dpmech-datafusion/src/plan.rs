@@ -11,10 +11,14 @@
 //!
 //! ```text
 //! scan(private table) → [filter: public keys]
-//!   → project (fingerprint(unit) AS __f, group AS __g, grid_j(TRY_CAST(column_j AS DOUBLE)) AS __v_j)
+//!   → project (fingerprint(unit) AS __f, key AS __g, grid_j(TRY_CAST(column_j AS DOUBLE)) AS __v_j)
 //!   → repartition by __f → BoundContributionsExec                      (module bound)
 //!   → GROUP BY __g: SUM(__count), SUM(__units), SUM(__s_j) as DECIMAL(38, 0)
 //! ```
+//!
+//! The key `__g` is the grouping column itself for one column, the one-to-one text of
+//! the columns' texts for several (`GroupKeyText`), and the empty text without `GROUP
+//! BY` (one cell).
 
 use std::sync::Arc;
 
@@ -30,13 +34,14 @@ use dpmech::PrivacyLoss;
 use dpmech::statistics::Bounds;
 
 use crate::DpError;
+use crate::aggregate::encode_tuple;
 use crate::bound::{BoundSpec, BoundedTable};
 use crate::columns;
 use crate::key::ReleaseKey;
 use crate::noise::AggregateNoise;
 use crate::query::{ContributionBounds, GroupedQuery, Keys};
 use crate::select::Selection;
-use crate::udf::{Grid, GridUnits, UnitFingerprint, fits_i64, has_total_text_form};
+use crate::udf::{Grid, GridUnits, GroupKeyText, UnitFingerprint, fits_i64, has_total_text_form};
 
 /// A registered private table: the raw rows' provider (kept by the session, never
 /// registered anywhere), its privacy unit and contribution bounds.
@@ -57,8 +62,10 @@ pub(crate) struct ReleasePlan {
     pub(crate) aggregates: Vec<AggregateNoise>,
     /// Partition selection, for private keys.
     pub(crate) selection: Option<Selection>,
-    /// The public keys, for public keys.
+    /// The public keys (each as its cell's text), for public keys.
     pub(crate) public_keys: Option<Vec<String>>,
+    /// The grouping columns and their types, in the query's order.
+    pub(crate) group_columns: Vec<(String, DataType)>,
     /// The number of record columns (sums and means), whose sums follow the count and
     /// the units in a group's partials.
     pub(crate) value_columns: usize,
@@ -88,13 +95,17 @@ impl ReleasePlan {
             max_rows_per_group,
         } = table.bounds;
         let schema = table.provider.schema();
-        let group_type = column_type(&schema, &query.group_by)?;
-        if !has_total_text_form(group_type) {
-            return Err(DpError::UnsupportedType {
-                column: query.group_by.clone(),
-                data_type: group_type.to_string(),
-                role: "a group key (integers, floats, decimals, dates, booleans and text can)",
-            });
+        let mut group_columns = Vec::with_capacity(query.group_by.len());
+        for name in &query.group_by {
+            let group_type = column_type(&schema, name)?;
+            if !has_total_text_form(group_type) {
+                return Err(DpError::UnsupportedType {
+                    column: name.clone(),
+                    data_type: group_type.to_string(),
+                    role: "a group key (integers, floats, decimals, dates, booleans and text can)",
+                });
+            }
+            group_columns.push((name.clone(), group_type.clone()));
         }
         let mut values: Vec<ValueColumn> = Vec::new();
         let mut aggregates = Vec::with_capacity(query.aggregates.len());
@@ -130,7 +141,12 @@ impl ReleasePlan {
         }
         let (selection, public_keys) = match &query.keys {
             Keys::Private { epsilon, delta } => (Some(Selection::new(*epsilon, *delta, max_groups)?), None),
-            Keys::Public(keys) => (None, Some(keys.clone())),
+            Keys::Public(keys) => (None, Some(keys.iter().map(|k| cell_text(k)).collect())),
+            Keys::PublicTable { table, .. } => {
+                return Err(DpError::Invalid(format!(
+                    "the keys of public table `{table}` were not read before planning"
+                )));
+            }
         };
         let spec = BoundSpec::new(
             max_groups,
@@ -138,15 +154,24 @@ impl ReleasePlan {
             key.rank_key("groups"),
             query.unbounded(),
         )?;
-        let physical = engine_plan(query, table, group_type, &values, spec, state, key).await?;
+        let physical = engine_plan(query, table, &group_columns, &values, spec, state, key).await?;
         Ok(ReleasePlan {
             loss,
             aggregates,
             selection,
             public_keys,
+            group_columns,
             value_columns: values.len(),
             physical,
         })
+    }
+}
+
+/// The text of a cell's key (see [`GroupKey`](crate::aggregate::GroupKey)).
+fn cell_text(key: &[String]) -> String {
+    match key {
+        [one] => one.clone(),
+        many => encode_tuple(&many.iter().map(Some).collect::<Vec<_>>()),
     }
 }
 
@@ -179,7 +204,7 @@ fn column(name: &str) -> Expr {
 async fn engine_plan(
     query: &GroupedQuery,
     table: &PrivateTable,
-    group_type: &DataType,
+    group_columns: &[(String, DataType)],
     values: &[ValueColumn],
     spec: BoundSpec,
     state: &SessionState,
@@ -187,11 +212,18 @@ async fn engine_plan(
 ) -> Result<Arc<dyn ExecutionPlan>, DpError> {
     // The rows, read by the public rules: (unit fingerprint, group, records in grid units).
     let fingerprint = ScalarUDF::new_from_impl(UnitFingerprint::new("dpmech_unit_fingerprint".into(), key));
+    let group_key = match group_columns {
+        [(one, _)] => column(one),
+        [] => lit(""),
+        many => {
+            ScalarUDF::new_from_impl(GroupKeyText::new()).call(many.iter().map(|(c, _)| column(c)).collect())
+        }
+    };
     let mut projection = vec![
         fingerprint
             .call(vec![column(&table.unit)])
             .alias(columns::FINGERPRINT),
-        column(&query.group_by).alias(columns::GROUP),
+        group_key.alias(columns::GROUP),
     ];
     for (j, v) in values.iter().enumerate() {
         let grid = ScalarUDF::new_from_impl(GridUnits::new(
@@ -211,8 +243,16 @@ async fn engine_plan(
         provider_as_source(table.provider.clone()),
         None,
     )?;
+    // Public keys: each grouping column restricted to the values it takes in the keys
+    // (exactly the keys for one column; for several, a superset that the release then
+    // narrows to the listed cells).
     if let Keys::Public(keys) = &query.keys {
-        rows = rows.filter(public_key_filter(&query.group_by, group_type, keys))?;
+        for (i, (name, data_type)) in group_columns.iter().enumerate() {
+            let mut values: Vec<String> = keys.iter().map(|k| k[i].clone()).collect();
+            values.sort();
+            values.dedup();
+            rows = rows.filter(public_key_filter(name, data_type, &values))?;
+        }
     }
     let rows = state
         .create_physical_plan(&rows.project(projection)?.build()?)

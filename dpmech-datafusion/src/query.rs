@@ -37,8 +37,20 @@ impl ContributionBounds {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Keys {
     /// Every listed key is released (empty groups too, with noise); rows with other keys
-    /// are dropped before bounding. Costs no extra privacy.
-    Public(Vec<String>),
+    /// are dropped before bounding. Costs no extra privacy. One key is one text per
+    /// grouping column (a value as `CAST(value AS VARCHAR)` prints it); a release
+    /// without grouping columns has the one empty key.
+    Public(Vec<Vec<String>>),
+    /// The keys are the distinct rows of columns of a **public** table registered with
+    /// [`PrivateSession::register_public`](crate::PrivateSession::register_public) (one
+    /// column per grouping column, in order), read when the release is planned and then
+    /// released as [`Public`](Self::Public) keys.
+    PublicTable {
+        /// The public table.
+        table: String,
+        /// Its columns holding the keys.
+        columns: Vec<String>,
+    },
     /// Keys come from the data: a group is a candidate only if at least one kept
     /// (unit, group) pair supports it, and is released only if its noisy number of
     /// distinct units reaches a threshold (Laplace thresholding with discrete Laplace
@@ -57,6 +69,12 @@ pub enum Keys {
 pub enum Aggregate {
     /// The number of (bounded) rows per group, with its ε.
     Count {
+        /// ε of this aggregate (over all groups together).
+        epsilon: f64,
+    },
+    /// The number of distinct privacy units per group (kept (unit, group) pairs), with
+    /// its ε: sensitivity 1 per cell, at most L0 cells per unit.
+    CountUnits {
         /// ε of this aggregate (over all groups together).
         epsilon: f64,
     },
@@ -85,6 +103,7 @@ impl Aggregate {
     pub(crate) fn budget(&self) -> f64 {
         match self {
             Aggregate::Count { epsilon }
+            | Aggregate::CountUnits { epsilon }
             | Aggregate::Sum { epsilon, .. }
             | Aggregate::Mean { epsilon, .. } => *epsilon,
         }
@@ -93,7 +112,7 @@ impl Aggregate {
     /// The column and bounds of a sum or mean.
     pub(crate) fn column(&self) -> Option<(&str, &Bounds)> {
         match self {
-            Aggregate::Count { .. } => None,
+            Aggregate::Count { .. } | Aggregate::CountUnits { .. } => None,
             Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } => {
                 Some((column, bounds))
             }
@@ -101,7 +120,8 @@ impl Aggregate {
     }
 }
 
-/// A grouped private release: `SELECT group, aggregates… FROM table GROUP BY group`.
+/// A grouped private release: `SELECT group, aggregates… FROM table GROUP BY group` —
+/// by one column ([`new`](Self::new)), several or none ([`grouped`](Self::grouped)).
 ///
 /// ```
 /// use dpmech::statistics::Bounds;
@@ -117,7 +137,7 @@ impl Aggregate {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupedQuery {
     pub(crate) table: String,
-    pub(crate) group_by: String,
+    pub(crate) group_by: Vec<String>,
     pub(crate) keys: Keys,
     pub(crate) aggregates: Vec<Aggregate>,
     /// The aggregates' parameters are ρ (ρ-zCDP, discrete Gaussian noise), not ε.
@@ -132,10 +152,32 @@ impl GroupedQuery {
     /// empty: set them with [`public_keys`](Self::public_keys) or
     /// [`private_keys`](Self::private_keys).
     pub fn new(table: &str, group_by: &str) -> Self {
+        Self::grouped(table, &[group_by])
+    }
+
+    /// A release over `table` grouped by every column of `group_by` together (a cell per
+    /// combination), or, with no column, one cell for the whole table (its key is the
+    /// empty tuple, released by default). Keys are set as for [`new`](Self::new), one
+    /// text per column ([`public_key_tuples`](Self::public_key_tuples),
+    /// [`public_keys_product`](Self::public_keys_product)).
+    ///
+    /// ```
+    /// use dpmech_datafusion::GroupedQuery;
+    /// let by_day_and_country = GroupedQuery::grouped("visits", &["day", "country"])
+    ///     .public_keys_product([vec!["1", "2"], vec!["fr", "de"]]) // four cells
+    ///     .count(0.5);
+    /// let whole_table = GroupedQuery::grouped("visits", &[]).count_units(0.5); // one cell
+    /// # let _ = (by_day_and_country, whole_table);
+    /// ```
+    pub fn grouped(table: &str, group_by: &[&str]) -> Self {
         GroupedQuery {
             table: table.to_string(),
-            group_by: group_by.to_string(),
-            keys: Keys::Public(Vec::new()),
+            group_by: group_by.iter().map(|c| c.to_string()).collect(),
+            keys: Keys::Public(if group_by.is_empty() {
+                vec![Vec::new()]
+            } else {
+                Vec::new()
+            }),
             aggregates: Vec::new(),
             zcdp: false,
             #[cfg(feature = "unsafe-testing")]
@@ -155,10 +197,60 @@ impl GroupedQuery {
         self
     }
 
-    /// Releases exactly these keys.
+    /// Releases exactly these keys (grouped by one column).
     pub fn public_keys<I: IntoIterator<Item = S>, S: Into<String>>(mut self, keys: I) -> Self {
-        self.keys = Keys::Public(keys.into_iter().map(Into::into).collect());
+        self.keys = Keys::Public(keys.into_iter().map(|k| vec![k.into()]).collect());
         self
+    }
+
+    /// Releases exactly these keys, one text per grouping column each.
+    pub fn public_key_tuples<I, T, S>(mut self, keys: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.keys = Keys::Public(
+            keys.into_iter()
+                .map(|t| t.into_iter().map(Into::into).collect())
+                .collect(),
+        );
+        self
+    }
+
+    /// Releases the distinct rows of `columns` of the public table `table` (one column
+    /// per grouping column), e.g. a calendar of (day, country) pairs.
+    pub fn public_keys_from_table(mut self, table: &str, columns: &[&str]) -> Self {
+        self.keys = Keys::PublicTable {
+            table: table.to_string(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+        };
+        self
+    }
+
+    /// Releases every combination of one key per grouping column (the cross-product of
+    /// `columns`, one list per grouping column, in their order).
+    pub fn public_keys_product<I, T, S>(self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut tuples: Vec<Vec<String>> = vec![Vec::new()];
+        for column in columns {
+            let values: Vec<String> = column.into_iter().map(Into::into).collect();
+            tuples = tuples
+                .iter()
+                .flat_map(|t| {
+                    values.iter().map(move |v| {
+                        let mut t = t.clone();
+                        t.push(v.clone());
+                        t
+                    })
+                })
+                .collect();
+        }
+        self.public_key_tuples(tuples)
     }
 
     /// Releases the keys found in the data that pass partition selection at
@@ -171,6 +263,12 @@ impl GroupedQuery {
     /// Adds a DP count.
     pub fn count(mut self, epsilon: f64) -> Self {
         self.aggregates.push(Aggregate::Count { epsilon });
+        self
+    }
+
+    /// Adds a DP count of distinct privacy units (people, not rows).
+    pub fn count_units(mut self, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::CountUnits { epsilon });
         self
     }
 
@@ -220,11 +318,34 @@ impl GroupedQuery {
     ///
     /// [`DpError::Privacy`] with `InvalidEpsilon` / `InvalidRho` for a parameter that is
     /// not finite and positive, `InvalidDelta` for a selection δ outside (0, 1);
-    /// [`DpError::Invalid`] for a query without aggregates or with private keys under
-    /// zCDP.
+    /// [`DpError::Invalid`] for a query without aggregates, with private keys under
+    /// zCDP or without grouping columns, or with a public key that does not have one
+    /// value per grouping column.
     pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
         if self.aggregates.is_empty() {
             return Err(DpError::Invalid("a release needs at least one aggregate".into()));
+        }
+        if let Keys::Public(keys) = &self.keys
+            && let Some(k) = keys.iter().find(|k| k.len() != self.group_by.len())
+        {
+            return Err(DpError::Invalid(format!(
+                "the public key {k:?} does not have one value per grouping column ({})",
+                self.group_by.len()
+            )));
+        }
+        if let Keys::PublicTable { columns, .. } = &self.keys
+            && columns.len() != self.group_by.len()
+        {
+            return Err(DpError::Invalid(format!(
+                "the public key table gives {} columns for {} grouping columns",
+                columns.len(),
+                self.group_by.len()
+            )));
+        }
+        if self.group_by.is_empty() && matches!(self.keys, Keys::Private { .. }) {
+            return Err(DpError::Invalid(
+                "a release without GROUP BY has one public cell: partition selection does not apply".into(),
+            ));
         }
         let mut total = 0.0;
         for a in &self.aggregates {
@@ -238,8 +359,8 @@ impl GroupedQuery {
             total = round::add_up(total, p);
         }
         Ok(match (&self.keys, self.zcdp) {
-            (Keys::Public(_), false) => PrivacyLoss::pure(total)?,
-            (Keys::Public(_), true) => PrivacyLoss::zcdp(total)?,
+            (Keys::Public(_) | Keys::PublicTable { .. }, false) => PrivacyLoss::pure(total)?,
+            (Keys::Public(_) | Keys::PublicTable { .. }, true) => PrivacyLoss::zcdp(total)?,
             (Keys::Private { .. }, true) => {
                 return Err(DpError::Invalid(
                     "partition selection under ρ-zCDP is not supported: use public keys".into(),

@@ -8,24 +8,34 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use datafusion::arrow::array::Array;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::TableProvider;
+use datafusion::common::ScalarValue;
 use datafusion::prelude::{DataFrame, SQLOptions, SessionContext};
 use dpmech::{Accountant, PrivacyLoss};
 
 use crate::DpError;
-use crate::aggregate::{GroupKey, Partials, cell_bytes, exact_partials};
+use crate::aggregate::{
+    GroupKey, LocalRunner, Partials, PlanRunner, cell_bytes, decode_tuple, exact_partials,
+};
 use crate::functions::{self, PrivateScan};
 use crate::key::ReleaseKey;
 use crate::noise::ReleasedValue;
 use crate::plan::{PrivateTable, ReleasePlan};
-use crate::query::{ContributionBounds, GroupedQuery};
+use crate::query::{ContributionBounds, GroupedQuery, Keys};
 use crate::udf::is_unit_type;
 
 /// One released group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReleasedRow {
-    /// The group key as text (`None`: the NULL group).
+    /// The group key as text: the value's text for one grouping column (`None`: the
+    /// NULL group), `(a, b, …)` for several (NULL printed as `NULL`), `""` without
+    /// grouping columns.
     pub key: Option<String>,
+    /// The group key in its columns' own types, one value per grouping column (rows
+    /// are sorted by them: integer keys in numeric order).
+    pub keys: Vec<ScalarValue>,
     /// The aggregates, in the order of the query.
     pub values: Vec<ReleasedValue>,
 }
@@ -52,9 +62,8 @@ pub struct PrivateSession {
     /// UDAFs.
     planner: SessionContext,
     tables: HashMap<String, PrivateTable>,
-    /// Encode every physical plan with `DpmechCodec` and decode it before running it.
-    #[cfg(feature = "unsafe-testing")]
-    ship_through_codec: bool,
+    /// Where the physical plans run.
+    runner: Arc<dyn PlanRunner>,
 }
 
 impl core::fmt::Debug for PrivateSession {
@@ -62,6 +71,7 @@ impl core::fmt::Debug for PrivateSession {
         f.debug_struct("PrivateSession")
             .field("tables", &self.tables.keys().collect::<Vec<_>>())
             .field("budget", &self.accountant.budget())
+            .field("runner", &self.runner)
             .finish()
     }
 }
@@ -79,17 +89,17 @@ impl PrivateSession {
             accountant,
             planner,
             tables: HashMap::new(),
-            #[cfg(feature = "unsafe-testing")]
-            ship_through_codec: false,
+            runner: Arc::new(LocalRunner),
         }
     }
 
-    /// Test switch (`unsafe-testing` feature only): encode every physical plan to bytes
-    /// with [`DpmechCodec`](crate::DpmechCodec) and decode it before running it, as a
-    /// distributed runner ships plans to executors.
-    #[cfg(feature = "unsafe-testing")]
-    pub fn ship_plans_through_codec_for_tests(&mut self) {
-        self.ship_through_codec = true;
+    /// The session with its releases' physical plans run by `runner` (e.g. on a
+    /// Ballista cluster) instead of in this process. Planning, the charge and the noise
+    /// stay here: the runner receives a plan only after its charge, and never the
+    /// release key.
+    pub fn with_runner(mut self, runner: Arc<dyn PlanRunner>) -> Self {
+        self.runner = runner;
+        self
     }
 
     /// The accountant releases are charged to.
@@ -145,6 +155,66 @@ impl PrivateSession {
             },
         );
         Ok(())
+    }
+
+    /// Registers `provider` as the **public** table `name`: its rows are not private
+    /// (a calendar, a list of countries), so a release may read them to know which keys
+    /// to release ([`GroupedQuery::public_keys_from_table`], or in SQL
+    /// `WHERE day IN (SELECT day FROM calendar)`). Never register private data here.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Invalid`] if a private table has the same name;
+    /// [`DpError::DataFusion`] if it cannot be registered.
+    pub fn register_public(&mut self, name: &str, provider: Arc<dyn TableProvider>) -> Result<(), DpError> {
+        if self.tables.contains_key(name) {
+            return Err(DpError::Invalid(format!("`{name}` is a private table")));
+        }
+        self.planner.register_table(name, provider)?;
+        Ok(())
+    }
+
+    /// The query with the keys of a public table read into public keys (its distinct
+    /// rows; a row with a NULL is skipped, as a public key cannot be NULL).
+    async fn with_table_keys(&self, query: &GroupedQuery) -> Result<GroupedQuery, DpError> {
+        let Keys::PublicTable { table, columns } = &query.keys else {
+            return Ok(query.clone());
+        };
+        if self.tables.contains_key(table) {
+            return Err(DpError::Invalid(format!(
+                "`{table}` is a private table: keys come from a public one"
+            )));
+        }
+        let frame = self
+            .planner
+            .table(table.as_str())
+            .await
+            .map_err(|_| DpError::UnknownTable(table.clone()))?;
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let batches = frame
+            .select_columns(&names)
+            .map_err(|_| DpError::UnknownColumn(columns.join(", ")))?
+            .distinct()?
+            .collect()
+            .await?;
+        let mut keys = Vec::new();
+        for batch in &batches {
+            let texts = batch
+                .columns()
+                .iter()
+                .map(|c| datafusion::arrow::compute::cast(c, &DataType::Utf8))
+                .collect::<Result<Vec<_>, _>>()?;
+            let texts: Vec<&datafusion::arrow::array::StringArray> =
+                texts.iter().filter_map(|t| t.as_any().downcast_ref()).collect();
+            for row in 0..batch.num_rows() {
+                if texts.iter().all(|t| !t.is_null(row)) {
+                    keys.push(texts.iter().map(|t| t.value(row).to_string()).collect::<Vec<_>>());
+                }
+            }
+        }
+        let mut query = query.clone();
+        query.keys = Keys::Public(keys);
+        Ok(query)
     }
 
     /// Plans the query, charges its loss, then runs it with a fresh key from the OS. A
@@ -257,46 +327,16 @@ impl PrivateSession {
             .tables
             .get(&query.table)
             .ok_or_else(|| DpError::UnknownTable(query.table.clone()))?;
+        let query = &self.with_table_keys(query).await?;
         let state = self.ctx.state();
         let plan = ReleasePlan::new(query, table, &state, &key).await?;
         // Budget first: a refused charge runs nothing.
         self.accountant.spend(plan.loss)?;
-        let physical = self.shipped(plan.physical.clone())?;
-        let partials = exact_partials(physical, state.task_ctx()).await?;
+        let partials = exact_partials(plan.physical.clone(), &state, self.runner.as_ref()).await?;
         Ok(Release {
             loss: plan.loss,
             rows: noisy_rows(&plan, &partials, &key)?,
         })
-    }
-
-    #[cfg(feature = "unsafe-testing")]
-    fn shipped(
-        &self,
-        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-    ) -> Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>, DpError> {
-        use datafusion_proto::bytes::{
-            physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
-        };
-        if !self.ship_through_codec {
-            return Ok(plan);
-        }
-        // As a distributed runner would: the whole physical plan to protobuf bytes and
-        // back, this crate's nodes and functions through `DpmechCodec`.
-        let codec = crate::DpmechCodec;
-        let bytes = physical_plan_to_bytes_with_extension_codec(plan, &codec)?;
-        Ok(physical_plan_from_bytes_with_extension_codec(
-            &bytes,
-            &self.ctx.task_ctx(),
-            &codec,
-        )?)
-    }
-
-    #[cfg(not(feature = "unsafe-testing"))]
-    fn shipped(
-        &self,
-        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-    ) -> Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>, DpError> {
-        Ok(plan)
     }
 }
 
@@ -322,8 +362,58 @@ fn noisy_rows(
             .enumerate()
             .map(|(j, aggregate)| aggregate.release(j, cell_bytes(&k), cells, key))
             .collect::<Result<_, _>>()?;
-        rows.push(ReleasedRow { key: k, values });
+        let (key, keys) = typed_key(&k, &plan.group_columns);
+        rows.push(ReleasedRow { key, keys, values });
     }
-    rows.sort_by(|a, b| a.key.cmp(&b.key));
+    rows.sort_by(|a, b| compare_keys(&a.keys, &b.keys).then_with(|| a.key.cmp(&b.key)));
     Ok(rows)
+}
+
+/// A cell's key as released: its display text and its values in the columns' types (a
+/// text that does not parse back stays text — it cannot happen for the types a group
+/// key may have, whose text form is total).
+fn typed_key(cell: &GroupKey, columns: &[(String, DataType)]) -> (Option<String>, Vec<ScalarValue>) {
+    let parts: Vec<Option<String>> = match columns.len() {
+        1 => vec![cell.clone()],
+        _ => cell.as_deref().and_then(decode_tuple).unwrap_or_default(),
+    };
+    let values = parts
+        .iter()
+        .zip(columns)
+        .map(|(part, (_, data_type))| match part {
+            None => ScalarValue::try_from(data_type).unwrap_or(ScalarValue::Null),
+            Some(text) => ScalarValue::try_from_string(text.clone(), data_type)
+                .unwrap_or_else(|_| ScalarValue::Utf8(Some(text.clone()))),
+        })
+        .collect();
+    let display = match columns.len() {
+        1 => cell.clone(),
+        _ => Some(format!(
+            "({})",
+            parts
+                .iter()
+                .map(|p| p.as_deref().unwrap_or("NULL"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .filter(|_| !columns.is_empty())
+        .or(Some(String::new())),
+    };
+    (display, values)
+}
+
+/// Keys in order, column by column, NULL first.
+fn compare_keys(a: &[ScalarValue], b: &[ScalarValue]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let order = match (x.is_null(), y.is_null()) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) => std::cmp::Ordering::Less,
+            (false, true) => std::cmp::Ordering::Greater,
+            _ => x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
 }

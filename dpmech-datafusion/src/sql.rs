@@ -16,17 +16,21 @@
 //! HAVING dp_partition_selection(0.5, 1e-6)    -- private keys: (ε, δ) partition selection
 //! ```
 //!
-//! Aggregates: `dp_count(ε)`, `dp_sum(column, lower, upper, ε)` and
-//! `dp_mean(column, lower, upper, ε)` (records clamped to the public bounds, NULL and
-//! NaN read as their midpoint), with literal parameters. The accepted plan is: one
-//! private table (aliased or not), an optional `key IN (literals…)` filter on the
-//! grouping column (public keys), a `GROUP BY` of that one column, the aggregates, an
-//! optional `HAVING dp_partition_selection(ε, δ)` (private keys; in a DataFrame, that
-//! function among the aggregates), and a projection that only names or renames the
-//! results. Everything else — joins, other filters, other functions, computed
-//! columns, `ORDER BY`, `LIMIT`, DDL, several statements — is refused with
-//! [`DpError::Invalid`]: a query is checked before any budget is charged or any row is
-//! read.
+//! Aggregates: `dp_count(ε)`, `dp_count_units(ε)` (distinct privacy units),
+//! `dp_sum(column, lower, upper, ε)` and `dp_mean(column, lower, upper, ε)` (records
+//! clamped to the public bounds, NULL and NaN read as their midpoint), with literal
+//! parameters. The accepted plan is: one private table (aliased or not); `GROUP BY` of
+//! any number of its columns — one, several (a cell per combination: `GROUP BY day,
+//! country`) or none (one cell for the whole table); for public keys a filter
+//! `column IN (literals…)` per grouping column, joined by `AND` (the cells are their
+//! cross-product), or for one grouping column `column IN (SELECT c FROM calendar)` over
+//! a table registered as public ([`PrivateSession::register_public`]; its distinct
+//! values are the keys); the aggregates; for private keys `HAVING
+//! dp_partition_selection(ε, δ)` (in a DataFrame, that function among the aggregates);
+//! and a projection that only names or renames the results. Everything else — joins,
+//! other filters, other functions, computed columns, `ORDER BY`, `LIMIT`, DDL, several
+//! statements — is refused with [`DpError::Invalid`]: a query is checked before any
+//! budget is charged or any row is read.
 
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::InList;
@@ -35,6 +39,8 @@ use datafusion::prelude::DataFrame;
 use dpmech::statistics::Bounds;
 
 use crate::DpError;
+#[cfg(doc)]
+use crate::PrivateSession;
 use crate::functions::DpFunction;
 use crate::query::GroupedQuery;
 
@@ -93,7 +99,7 @@ fn dp_call(expr: &Expr) -> Result<(DpFunction, &[Expr]), DpError> {
             let p = &f.params;
             let function = DpFunction::of(&f.func).ok_or_else(|| {
                 invalid(format!(
-                    "`{}` is not a private aggregate: use dp_count, dp_sum or dp_mean",
+                    "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum or dp_mean",
                     f.func.name()
                 ))
             })?;
@@ -186,24 +192,97 @@ fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
     }
 }
 
-/// Peels `Filter(key IN …)? → SubqueryAlias? → TableScan`: the table and the public keys.
-fn source(plan: &LogicalPlan, key: &str) -> Result<(String, Option<Vec<String>>), DpError> {
-    let (keys, below) = match plan {
-        LogicalPlan::Filter(f) => match &f.predicate {
+/// The `IN` lists of a public-keys filter: one `column IN (literals…)` per grouping
+/// column, joined by `AND` (their cross-product is the keys), in any order.
+fn key_lists(predicate: &Expr, columns: &[String]) -> Result<Vec<Vec<String>>, DpError> {
+    let refuse = || {
+        invalid(
+            "the only filter allowed is WHERE <group column> IN (<literal keys>), one per \
+             grouping column, joined by AND",
+        )
+    };
+    let mut lists: Vec<Option<Vec<String>>> = vec![None; columns.len()];
+    let mut pending = vec![predicate];
+    while let Some(expr) = pending.pop() {
+        match expr {
+            Expr::BinaryExpr(b) if b.op == datafusion::logical_expr::Operator::And => {
+                pending.push(&b.left);
+                pending.push(&b.right);
+            }
             Expr::InList(InList {
                 expr,
                 list,
                 negated: false,
-            }) if column(expr) == Some(key) => (
-                Some(list.iter().map(key_literal).collect::<Result<Vec<_>, _>>()?),
-                f.input.as_ref(),
-            ),
-            _ => {
-                return Err(invalid(
-                    "the only filter allowed is WHERE <group column> IN (<literal keys>)",
-                ));
+            }) => {
+                let i = column(expr)
+                    .and_then(|c| columns.iter().position(|g| g == c))
+                    .ok_or_else(refuse)?;
+                if lists[i].is_some() {
+                    return Err(invalid(format!("two key lists for `{}`", columns[i])));
+                }
+                lists[i] = Some(list.iter().map(key_literal).collect::<Result<Vec<_>, _>>()?);
             }
-        },
+            _ => return Err(refuse()),
+        }
+    }
+    lists
+        .into_iter()
+        .zip(columns)
+        .map(|(l, c)| l.ok_or_else(|| invalid(format!("public keys need a key list for `{c}` too"))))
+        .collect()
+}
+
+/// The public table and column of `key IN (SELECT column FROM table)`, if that is the
+/// predicate.
+fn key_subquery(predicate: &Expr, key: &str) -> Option<(String, String)> {
+    let Expr::InSubquery(s) = predicate else {
+        return None;
+    };
+    if s.negated || column(&s.expr) != Some(key) {
+        return None;
+    }
+    let LogicalPlan::Projection(p) = s.subquery.subquery.as_ref() else {
+        return None;
+    };
+    let [projected] = p.expr.as_slice() else {
+        return None;
+    };
+    let name = column(projected)?;
+    let mut below = p.input.as_ref();
+    if let LogicalPlan::SubqueryAlias(a) = below {
+        below = a.input.as_ref();
+    }
+    match below {
+        LogicalPlan::TableScan(scan) if scan.filters.is_empty() && scan.fetch.is_none() => {
+            Some((scan.table_name.table().to_string(), name.to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// The public keys a filter declares.
+enum Declared {
+    /// Literal lists, one per grouping column.
+    Lists(Vec<Vec<String>>),
+    /// A column of a public table (one grouping column).
+    Table(String, String),
+}
+
+/// Peels `Filter(keys)? → SubqueryAlias? → TableScan`: the table and, if filtered, the
+/// public keys it declares.
+fn source(plan: &LogicalPlan, keys: &[String]) -> Result<(String, Option<Declared>), DpError> {
+    let (lists, below) = match plan {
+        LogicalPlan::Filter(f) => {
+            let declared = match keys {
+                [key] => key_subquery(&f.predicate, key).map(|(t, c)| Declared::Table(t, c)),
+                _ => None,
+            };
+            let declared = match declared {
+                Some(d) => d,
+                None => Declared::Lists(key_lists(&f.predicate, keys)?),
+            };
+            (Some(declared), f.input.as_ref())
+        }
         other => (None, other),
     };
     let below = match below {
@@ -212,7 +291,7 @@ fn source(plan: &LogicalPlan, key: &str) -> Result<(String, Option<Vec<String>>)
     };
     match below {
         LogicalPlan::TableScan(scan) if scan.filters.is_empty() && scan.fetch.is_none() => {
-            Ok((scan.table_name.table().to_string(), keys))
+            Ok((scan.table_name.table().to_string(), lists))
         }
         LogicalPlan::Join(_) => Err(invalid("joins are not supported in a private release")),
         other => Err(invalid(format!(
@@ -246,18 +325,23 @@ impl GroupedQuery {
             projected,
             having,
         } = shape(plan)?;
-        let [group] = aggregate.group_expr.as_slice() else {
-            return Err(invalid("a private release groups by exactly one column"));
-        };
-        let key = column(group).ok_or_else(|| invalid("GROUP BY must name a column"))?;
-        let (table, public) = source(&aggregate.input, key)?;
+        let keys: Vec<String> = aggregate
+            .group_expr
+            .iter()
+            .map(|g| {
+                column(g)
+                    .map(String::from)
+                    .ok_or_else(|| invalid("GROUP BY must name columns"))
+            })
+            .collect::<Result<_, _>>()?;
+        let (table, public) = source(&aggregate.input, &keys)?;
 
-        // The aggregates by their output name (the aggregate's schema: group, then each).
+        // The aggregates by their output name (the aggregate's schema: groups, then each).
         let names: Vec<&str> = aggregate
             .schema
             .fields()
             .iter()
-            .skip(1)
+            .skip(keys.len())
             .map(|f| f.name().as_str())
             .collect();
         let calls: Vec<(DpFunction, &[Expr])> = aggregate
@@ -282,9 +366,15 @@ impl GroupedQuery {
             return Err(invalid("HAVING must be dp_partition_selection(epsilon, delta)"));
         }
 
-        let mut release = GroupedQuery::new(&table, key);
+        let columns: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let mut release = GroupedQuery::grouped(&table, &columns);
         release = match (public, selection) {
-            (Some(keys), None) => release.public_keys(keys),
+            (Some(Declared::Lists(lists)), None) => release.public_keys_product(lists),
+            (Some(Declared::Table(table, column)), None) => {
+                release.public_keys_from_table(&table, &[&column])
+            }
+            // Without GROUP BY: the one cell of the whole table.
+            (None, None) if keys.is_empty() => release,
             (None, Some(i)) => {
                 let args = calls[i].1;
                 arity(DpFunction::PartitionSelection, args, 2)?;
@@ -308,7 +398,7 @@ impl GroupedQuery {
             None => (0..calls.len()).collect(),
             Some(columns) => columns
                 .iter()
-                .filter(|c| **c != key)
+                .filter(|c| !keys.iter().any(|k| k == *c))
                 .map(|c| {
                     names.iter().position(|n| n == c).ok_or_else(|| {
                         invalid(format!(
@@ -324,6 +414,10 @@ impl GroupedQuery {
                 DpFunction::Count => {
                     arity(function, args, 1)?;
                     release.count(number(&args[0])?)
+                }
+                DpFunction::CountUnits => {
+                    arity(function, args, 1)?;
+                    release.count_units(number(&args[0])?)
                 }
                 DpFunction::Sum => {
                     let (col, bounds, epsilon) = bounded(function, args)?;

@@ -204,6 +204,59 @@ impl UnitFingerprint {
     }
 }
 
+/// The key of a cell grouped by several columns: the one-to-one text
+/// [`encode_tuple`](crate::aggregate::encode_tuple) of the columns' texts
+/// (`CAST(value AS VARCHAR)`, NULL kept apart), so the bounding operator and the final
+/// aggregation see one text key per row. Stateless and the same on every node.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct GroupKeyText {
+    signature: Signature,
+}
+
+/// The name of [`GroupKeyText`].
+pub(crate) const GROUP_KEY_TEXT: &str = "dpmech_group_key_text";
+
+impl GroupKeyText {
+    pub(crate) fn new() -> Self {
+        GroupKeyText {
+            signature: Signature::variadic_any(Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for GroupKeyText {
+    fn name(&self) -> &str {
+        GROUP_KEY_TEXT
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let texts = args
+            .args
+            .iter()
+            .map(|a| cast(&a.to_array(args.number_rows)?, &DataType::Utf8))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let texts: Vec<&StringArray> = texts
+            .iter()
+            .map(|t| t.as_any().downcast_ref::<StringArray>().expect("Utf8"))
+            .collect();
+        let keys: StringArray = (0..args.number_rows)
+            .map(|row| {
+                let parts: Vec<Option<&str>> = texts
+                    .iter()
+                    .map(|t| (!t.is_null(row)).then(|| t.value(row)))
+                    .collect();
+                Some(crate::aggregate::encode_tuple(&parts))
+            })
+            .collect();
+        Ok(ColumnarValue::Array(Arc::new(keys)))
+    }
+}
+
 /// The grid of one sum or mean: records are read in units of `g = 2^exp`, with
 /// `exp = e(max(|lower|, |upper|)) − 20` (`e(x)` the exponent of `x`, read from its
 /// bits, so every platform picks the same grid), so a record is an integer of at most

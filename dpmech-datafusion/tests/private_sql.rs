@@ -17,7 +17,9 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use dpmech::audit::Auditor;
 use dpmech::statistics::Bounds;
 use dpmech::{Accountant, Error};
-use dpmech_datafusion::{ContributionBounds, DpError, GroupedQuery, PrivateSession, Release, ReleaseKey};
+use dpmech_datafusion::{
+    ContributionBounds, DpError, DpmechCodec, GroupedQuery, PlanRunner, PrivateSession, Release, ReleaseKey,
+};
 use rand_core::Rng;
 
 /// Rows `(user, day, duration)`, in one input partition.
@@ -170,12 +172,33 @@ fn plans_shipped_through_the_plan_codec_release_bit_identical_values() {
     for q in [query(), private] {
         for partitions in [1, 4] {
             let direct = release(&session(partitions), &q, [6; 32]);
-            let mut shipped = session(partitions);
-            shipped.ship_plans_through_codec_for_tests();
+            let shipped = session(partitions).with_runner(Arc::new(ThroughTheCodec));
             let shipped = release(&shipped, &q, [6; 32]);
             assert!(!direct.rows.is_empty());
             assert_eq!(shipped, direct, "{partitions} partitions");
         }
+    }
+}
+
+/// Runs a plan as a distributed runner ships it: to protobuf bytes with the plan codec
+/// and back, then in this process.
+#[derive(Debug)]
+struct ThroughTheCodec;
+
+#[async_trait::async_trait]
+impl PlanRunner for ThroughTheCodec {
+    async fn collect(
+        &self,
+        plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        state: &datafusion::execution::SessionState,
+    ) -> datafusion::common::Result<Vec<RecordBatch>> {
+        use datafusion_proto::bytes::{
+            physical_plan_from_bytes_with_extension_codec, physical_plan_to_bytes_with_extension_codec,
+        };
+        let codec = DpmechCodec::new();
+        let bytes = physical_plan_to_bytes_with_extension_codec(plan, &codec)?;
+        let plan = physical_plan_from_bytes_with_extension_codec(&bytes, &state.task_ctx(), &codec)?;
+        datafusion::physical_plan::collect(plan, state.task_ctx()).await
     }
 }
 
