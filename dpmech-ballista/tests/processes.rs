@@ -111,10 +111,10 @@ async fn a_release_survives_a_lost_executor_with_the_same_values() {
                 .unwrap();
         let q = &queries()[0].1;
         let start = Instant::now();
-        let undisturbed = release(&on_cluster(&url, table.clone(), 16, &q), q, 11).await;
+        let undisturbed = release(&on_cluster(&url, table.clone(), 16, q), q, 11).await;
         let took = start.elapsed();
         // The same release again; one executor is killed while it runs.
-        let session = on_cluster(&url, table.clone(), 16, &q);
+        let session = on_cluster(&url, table.clone(), 16, q);
         let run = tokio::spawn(async move { release(&session, q_owned(), 11).await });
         tokio::time::sleep(took.mul_f64(0.3)).await;
         processes.0[2].kill().unwrap();
@@ -125,7 +125,7 @@ async fn a_release_survives_a_lost_executor_with_the_same_values() {
             took.mul_f64(0.3)
         );
         assert_eq!(disturbed, undisturbed);
-        assert_eq!(undisturbed, release(&one_node(table, 4, &q), q, 11).await);
+        assert_eq!(undisturbed, release(&one_node(table, 4, q), q, 11).await);
         let _ = std::fs::remove_file(&path);
     })
     .await
