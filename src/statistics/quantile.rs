@@ -276,19 +276,10 @@ impl Quantile {
         Self::build(Candidates::Edges, grid, q, epsilon, contributions, relation)
     }
 
-    /// The same over the bins as points (tie-aware score, midpoint released): for integer
-    /// data with atoms (the contribution bounds suggester).
-    pub(super) fn over_bins(
-        grid: &QuantileGrid,
-        q: f64,
-        epsilon: f64,
-        contributions: u64,
-        relation: Neighbouring,
-    ) -> Result<Self, Error> {
-        Self::build(Candidates::Bins, grid, q, epsilon, contributions, relation)
-    }
-
-    fn build(
+    /// A quantile over `candidates`: the grid's edges (the public constructors), or its
+    /// bins as points (tie-aware score, midpoint released: for integer data with atoms,
+    /// the contribution bounds suggester).
+    pub(super) fn build(
         candidates: Candidates,
         grid: &QuantileGrid,
         q: f64,
@@ -415,7 +406,7 @@ mod tests {
         let scores = median.scores(&[1, 2, 0, 1]).unwrap();
         assert_eq!(scores, vec![-1.0, 0.0, 0.0, 0.0, -1.0]);
         // Over bins, tie-aware for q = 0.9: |Lⱼ − 0.9(n − cⱼ)| = [2.7, 0.8, 0.6, 0.3].
-        let q9 = Quantile::over_bins(&grid, 0.9, 1.0, 1, Neighbouring::AddRemove).unwrap();
+        let q9 = Quantile::build(Candidates::Bins, &grid, 0.9, 1.0, 1, Neighbouring::AddRemove).unwrap();
         let scores = q9.scores(&[1, 2, 0, 1]).unwrap();
         let want = [-2.4, -0.5, -0.3, 0.0];
         assert!(

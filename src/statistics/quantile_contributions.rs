@@ -25,7 +25,7 @@
 //! see the [quantile docs](super::Quantile) on atoms), calibrated for the accountant's
 //! neighbouring relation: together ε-DP by sequential composition.
 
-use super::quantile::Quantile;
+use super::quantile::{Candidates, Quantile};
 use super::quantile_grid::QuantileGrid;
 use crate::privacy::{PrivacyLoss, round};
 use crate::{Accountant, CryptoRng, Error};
@@ -197,7 +197,8 @@ impl ContributionBoundsSuggester {
         epsilon: f64,
         contributions: u64,
     ) -> Result<Quantile, Error> {
-        Quantile::over_bins(
+        Quantile::build(
+            Candidates::Bins,
             &grid,
             self.quantile,
             epsilon,
