@@ -273,21 +273,7 @@ impl Quantile {
         contributions: u64,
         relation: Neighbouring,
     ) -> Result<Self, Error> {
-        Self::build(Candidates::Edges, grid, q, epsilon, contributions, relation)
-    }
-
-    /// A quantile over `candidates`: the grid's edges (the public constructors), or its
-    /// bins as points (tie-aware score, midpoint released: for integer data with atoms,
-    /// the contribution bounds suggester).
-    pub(super) fn build(
-        candidates: Candidates,
-        grid: &QuantileGrid,
-        q: f64,
-        epsilon: f64,
-        contributions: u64,
-        relation: Neighbouring,
-    ) -> Result<Self, Error> {
-        let selector = RankSelector::new(candidates, q, epsilon, contributions, relation)?;
+        let selector = RankSelector::new(Candidates::Edges, q, epsilon, contributions, relation)?;
         Ok(Self {
             grid: *grid,
             q,
@@ -296,6 +282,20 @@ impl Quantile {
             relation,
             selector,
         })
+    }
+
+    /// The same selection over the grid's bins as points instead of its edges
+    /// (tie-aware score, midpoint released: for integer data with atoms, the
+    /// contribution bounds suggester). The candidates change nothing else: the
+    /// sensitivity, the score grid and the guarantee are those of `self`.
+    pub(super) fn over_bins(self) -> Self {
+        Self {
+            selector: RankSelector {
+                candidates: Candidates::Bins,
+                ..self.selector
+            },
+            ..self
+        }
     }
 
     /// The released quantile from exact counts per bin (e.g. merged over partitions).
@@ -406,7 +406,7 @@ mod tests {
         let scores = median.scores(&[1, 2, 0, 1]).unwrap();
         assert_eq!(scores, vec![-1.0, 0.0, 0.0, 0.0, -1.0]);
         // Over bins, tie-aware for q = 0.9: |Lⱼ − 0.9(n − cⱼ)| = [2.7, 0.8, 0.6, 0.3].
-        let q9 = Quantile::build(Candidates::Bins, &grid, 0.9, 1.0, 1, Neighbouring::AddRemove).unwrap();
+        let q9 = Quantile::new(&grid, 0.9, 1.0, 1).unwrap().over_bins();
         let scores = q9.scores(&[1, 2, 0, 1]).unwrap();
         let want = [-2.4, -0.5, -0.3, 0.0];
         assert!(

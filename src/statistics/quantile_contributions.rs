@@ -25,7 +25,7 @@
 //! see the [quantile docs](super::Quantile) on atoms), calibrated for the accountant's
 //! neighbouring relation: together ε-DP by sequential composition.
 
-use super::quantile::{Candidates, Quantile};
+use super::quantile::Quantile;
 use super::quantile_grid::QuantileGrid;
 use crate::privacy::{PrivacyLoss, round};
 use crate::{Accountant, CryptoRng, Error};
@@ -197,14 +197,14 @@ impl ContributionBoundsSuggester {
         epsilon: f64,
         contributions: u64,
     ) -> Result<Quantile, Error> {
-        Quantile::build(
-            Candidates::Bins,
+        Quantile::with_relation(
             &grid,
             self.quantile,
             epsilon,
             contributions,
             accountant.relation(),
         )
+        .map(Quantile::over_bins)
     }
 }
 
