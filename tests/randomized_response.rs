@@ -6,6 +6,7 @@ mod common;
 
 use common::chi_square;
 use dpmech::audit::Auditor;
+use dpmech::composition::pld::{Grid, Pld};
 use dpmech::{Error, KaryRandomizedResponse, PrivacyLoss, RandomizedResponse};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -151,10 +152,20 @@ fn randomized_response_rejects_bad_parameters() {
         ));
         assert!(KaryRandomizedResponse::new(3, bad).is_err());
     }
-    assert!(matches!(
-        KaryRandomizedResponse::new(1, 1.0),
-        Err(Error::InvalidParameter { name: "k", .. })
-    ));
+    // k < 2 is one cause, refused alike by the mechanism and by its PLDs, before ε.
+    let grid = Grid::new(1e-3).unwrap();
+    for k in [0, 1] {
+        let refusal = KaryRandomizedResponse::new(k, f64::NAN).unwrap_err();
+        assert!(matches!(refusal, Error::InvalidParameter { name: "k", .. }));
+        assert_eq!(
+            Pld::k_ary_randomized_response(k, f64::NAN, grid).err(),
+            Some(refusal.clone())
+        );
+        assert_eq!(
+            Pld::poisson_subsampled_randomized_response(k, f64::NAN, 0.5, grid).err(),
+            Some(refusal)
+        );
+    }
     let rr = KaryRandomizedResponse::new(3, 1.0).unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(4400);
     assert!(rr.release(3, &mut rng).is_err());

@@ -198,6 +198,20 @@ pub struct KaryRandomizedResponse {
     coin: KeepCoin,
 }
 
+/// Validates the number of values `k` of k-ary randomized response (the mechanism, and
+/// its PLD in [`composition::pld`](crate::composition::pld)): at least 2.
+pub(crate) fn check_categories(k: u64) -> Result<u64, Error> {
+    if k >= 2 {
+        Ok(k)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "k",
+            value: k as f64,
+            reason: "randomized response needs at least 2 values",
+        })
+    }
+}
+
 impl KaryRandomizedResponse {
     /// k-ary randomized response over `k ≥ 2` values at privacy level `epsilon`.
     ///
@@ -205,13 +219,7 @@ impl KaryRandomizedResponse {
     ///
     /// [`Error::InvalidParameter`] (`k`) for `k < 2`, then [`Error::InvalidEpsilon`].
     pub fn new(k: u64, epsilon: f64) -> Result<Self, Error> {
-        if k < 2 {
-            return Err(Error::InvalidParameter {
-                name: "k",
-                value: k as f64,
-                reason: "randomized response needs at least 2 values",
-            });
-        }
+        let k = check_categories(k)?;
         let epsilon = check_epsilon(epsilon)?;
         let (num, den) = dyadic_down(epsilon);
         Ok(Self {

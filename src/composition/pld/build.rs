@@ -8,7 +8,7 @@ use super::{Grid, Pld};
 use crate::Error;
 use crate::composition::closed::ClosedForms;
 use crate::composition::rdp::RdpCurve;
-use crate::mechanisms::erfc;
+use crate::mechanisms::{check_categories, erfc};
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, round};
 
 /// Relative error charged to each `erfc` evaluation: twice the crate-wide assumption
@@ -592,13 +592,6 @@ impl Pld {
     /// [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
     /// [`Error::InvalidParameter`] (`epsilon`) if it is above 700.
     pub fn k_ary_randomized_response(k: u64, epsilon: f64, grid: Grid) -> Result<Pld, Error> {
-        if k < 2 {
-            return Err(Error::InvalidParameter {
-                name: "k",
-                value: k as f64,
-                reason: "randomized response needs k >= 2 categories",
-            });
-        }
         let atoms = randomized_response_atoms(k, epsilon)?;
         Ok(Self::atoms(&atoms, 0.0, grid)?.with_closed(certify(ClosedForms::pure(epsilon))))
     }
@@ -958,13 +951,7 @@ fn subsampled_loss(l: f64, q: f64) -> (f64, f64) {
 /// k-ary randomized response with ε: with `w = e^(−ε)`, P-masses `1/(1 + (k−1)w)` at
 /// `+ε`, `w/(1 + (k−1)w)` at `−ε` and `(k−2)w/(1 + (k−1)w)` at 0.
 fn randomized_response_atoms(k: u64, epsilon: f64) -> Result<Vec<Atom>, Error> {
-    if k < 2 {
-        return Err(Error::InvalidParameter {
-            name: "k",
-            value: k as f64,
-            reason: "randomized response needs k >= 2 categories",
-        });
-    }
+    let k = check_categories(k)?;
     let eps = check_large_epsilon(epsilon)?;
     let kf = round::u64_up(k);
     let w_down = round::exp_down(-eps);
