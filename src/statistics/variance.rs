@@ -174,8 +174,10 @@ impl Variance {
     /// [`Error::InvalidParameter`] for invalid bounds (not finite, `lower ≥ upper`, or a
     /// NaN imputation value outside them); [`Error::InvalidEpsilon`] for ε not finite or
     /// `≤ 0`; [`Error::InvalidSensitivity`] for `contributions = 0` or a sensitivity that
-    /// overflows; [`Error::ScaleOutOfRange`] when a noise scale is out of range. All
-    /// before anything is charged or drawn.
+    /// overflows; [`Error::ScaleOutOfRange`] when a noise scale is out of range;
+    /// [`Error::InvalidParameter`] (`epsilon`) for a valid ε so large (ε/3 beyond about
+    /// `2²⁰`) that a record would exceed `2⁶²` units of the grids. All before anything is
+    /// charged or drawn.
     pub fn new(
         bounds: impl Into<Bounds>,
         contributions: u64,
@@ -190,7 +192,8 @@ impl Variance {
         let count = Geometric::new(contributions, third)?;
         let sum = Laplace::for_exact_sums(s.sum, third)?;
         let squares = Laplace::for_exact_sums(s.squares, third)?;
-        let reader = Reader::new(bounds, &s, sum.grid(), squares.grid())?;
+        let reader =
+            Reader::new(bounds, &s, sum.grid(), squares.grid()).ok_or(grids_too_fine("epsilon", epsilon))?;
         Ok(Self {
             reader,
             contributions,
@@ -211,7 +214,8 @@ impl Variance {
     /// # Errors
     ///
     /// As [`new`](Self::new), with [`Error::InvalidRho`] for ρ not finite or `≤ 0`
-    /// instead of ε; [`Error::ScaleOutOfRange`] when a σ² is out of the sampler's range.
+    /// and [`Error::InvalidParameter`] (`rho`) for ρ beyond about `10¹³` instead of
+    /// those for ε; [`Error::ScaleOutOfRange`] when a σ² is out of the sampler's range.
     pub fn zcdp(
         bounds: impl Into<Bounds>,
         contributions: u64,
@@ -226,7 +230,8 @@ impl Variance {
         // σ = Δ/√(2ρ/3); only the grid depends on it (any public choice is private).
         let root = (2.0 * third).sqrt();
         let grid = |delta: f64| Grid::new(floor_log2(delta.min(delta / root)) - EXACT_SUM_RESOLUTION_BITS);
-        let reader = Reader::new(bounds, &s, grid(s.sum), grid(s.squares))?;
+        let reader =
+            Reader::new(bounds, &s, grid(s.sum), grid(s.squares)).ok_or(grids_too_fine("rho", rho))?;
         let units = |per_record: i64, factor: u64| -> Result<u64, Error> {
             (per_record as u64)
                 .checked_mul(factor)
@@ -398,8 +403,9 @@ impl Sensitivities {
 }
 
 impl Reader {
-    fn new(bounds: Bounds, s: &Sensitivities, sum_grid: Grid, squares_grid: Grid) -> Result<Self, Error> {
-        Ok(Self {
+    /// `None` when a record would exceed `2⁶²` units of a grid ([`max_units`]).
+    fn new(bounds: Bounds, s: &Sensitivities, sum_grid: Grid, squares_grid: Grid) -> Option<Self> {
+        Some(Self {
             bounds,
             lower: bounds.lower(),
             upper: bounds.upper(),
@@ -418,17 +424,19 @@ impl Reader {
 }
 
 /// `⌊largest/g⌋`, refused unless below `2⁶²` (a record's units then fit an `i64`; this
-/// binds only for ε/3 beyond about `2²⁰`).
-fn max_units(largest: f64, grid: Grid) -> Result<i64, Error> {
+/// binds only for ε/3 beyond about `2²⁰`, or ρ beyond about `10¹³`).
+fn max_units(largest: f64, grid: Grid) -> Option<i64> {
     let units = (largest / grid.granularity()).floor();
-    if units < 2f64.powi(62) {
-        Ok(units as i64)
-    } else {
-        Err(Error::InvalidParameter {
-            name: "epsilon",
-            value: units,
-            reason: "too large for the variance's grids (a record would exceed 2^62 grid units)",
-        })
+    (units < 2f64.powi(62)).then_some(units as i64)
+}
+
+/// A valid ε (or ρ), `value`, too large for the variance's grids: the grids are chosen
+/// from it, and a record would exceed `2⁶²` units of them.
+fn grids_too_fine(name: &'static str, value: f64) -> Error {
+    Error::InvalidParameter {
+        name,
+        value,
+        reason: "too large for the variance's grids (a record would exceed 2^62 grid units)",
     }
 }
 
@@ -666,6 +674,22 @@ mod tests {
     use super::*;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
+
+    #[test]
+    fn grids_too_fine_name_the_privacy_parameter() {
+        // A valid ε or ρ so large that a record would exceed 2⁶² units of the grids: the
+        // error names the parameter and carries its value (not the grid units).
+        assert!(Variance::new((0.0, 1.0), 1, Neighbouring::AddRemove, 1e6).is_ok());
+        assert_eq!(
+            Variance::new((0.0, 1.0), 1, Neighbouring::AddRemove, 1e8).err(),
+            Some(grids_too_fine("epsilon", 1e8))
+        );
+        assert!(Variance::zcdp((0.0, 1.0), 1, Neighbouring::AddRemove, 1e12).is_ok());
+        assert_eq!(
+            Variance::zcdp((0.0, 1.0), 1, Neighbouring::AddRemove, 1e14).err(),
+            Some(grids_too_fine("rho", 1e14))
+        );
+    }
 
     #[test]
     fn states_merge_exactly_and_record_the_clamped_moments() {
