@@ -423,10 +423,17 @@ pub(super) fn advanced_composition_up(c: usize, epsilon_step: f64, slack: f64) -
     crate::composition::advanced::epsilon(c as u64, epsilon_step, slack).unwrap_or(f64::INFINITY)
 }
 
-/// The per-round ε′ `= ε/√(8c ln(1/δ))` of the δ > 0 calibration (rounded down, so
-/// the noise `2Δ/ε′` is rounded up), after checking that `c` rounds of ε′ compose to
-/// at most ε with slack δ.
-pub(super) fn approximate_round_epsilon(epsilon: f64, delta: f64, cutoff: usize) -> Result<f64, Error> {
+/// The noise multiplier σ of pure ε-DP Sparse with cutoff `c` (threshold noise `σΔ`,
+/// query noise `2σΔ`): `σ = 2c/ε`, rounded up. NumericSparse's Sparse part uses it at ε₁.
+pub(super) fn pure_sigma(epsilon: f64, cutoff: usize) -> f64 {
+    round::div_up(round::mul_up(2.0, count_up(cutoff)), epsilon)
+}
+
+/// The noise multiplier σ `= 2/ε′` of (ε, δ)-DP Sparse with cutoff `c`, for the
+/// per-round ε′ `= ε/√(8c ln(1/δ))` (rounded down, so σ is rounded up), after checking
+/// that `c` rounds of ε′ compose to at most ε with slack δ. NumericSparse's Sparse part
+/// uses it at (ε₁, δ/2).
+pub(super) fn approximate_sigma(epsilon: f64, delta: f64, cutoff: usize) -> Result<f64, Error> {
     let log_term = round::ln_down(round::div_down(1.0, delta));
     let denominator = round::sqrt_up(round::mul_up(
         round::mul_up(8.0, count_up(cutoff)),
@@ -440,7 +447,7 @@ pub(super) fn approximate_round_epsilon(epsilon: f64, delta: f64, cutoff: usize)
             reason: "with delta > 0, advanced composition of c rounds at epsilon/sqrt(8c ln(1/delta)) exceeds epsilon; use delta = 0 (pure) for this epsilon",
         });
     }
-    Ok(step)
+    Ok(round::div_up(2.0, step))
 }
 
 fn check_queries(queries: usize) -> Result<f64, Error> {
@@ -464,19 +471,21 @@ fn log_terms(queries: f64, multiplier: f64, beta: f64) -> f64 {
 }
 
 /// The public inputs of an accuracy bound, validated in the order sensitivity, ε,
-/// cutoff (when the mechanism has one; `c = 1` otherwise), queries, β.
+/// cutoff (when the mechanism has one; `c = 1` otherwise), queries, β, δ (when given).
 struct AlphaInputs {
     sensitivity: f64,
     epsilon: f64,
     c: f64,
     k: f64,
     beta: f64,
+    delta: Option<f64>,
 }
 
 impl AlphaInputs {
     fn check(
         sensitivity: f64,
         epsilon: f64,
+        delta: Option<f64>,
         cutoff: Option<usize>,
         queries: usize,
         beta: f64,
@@ -493,6 +502,7 @@ impl AlphaInputs {
             c,
             k: check_queries(queries)?,
             beta: check_beta(beta)?,
+            delta: delta.map(check_delta).transpose()?,
         })
     }
 
@@ -532,7 +542,7 @@ pub fn above_threshold_alpha(
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let inputs = AlphaInputs::check(sensitivity, epsilon, None, queries, beta)?;
+    let inputs = AlphaInputs::check(sensitivity, epsilon, None, None, queries, beta)?;
     Ok(inputs.alpha(8.0, inputs.logs(2.0)))
 }
 
@@ -554,18 +564,15 @@ pub fn sparse_alpha(
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let inputs = AlphaInputs::check(sensitivity, epsilon, Some(cutoff), queries, beta)?;
+    let inputs = AlphaInputs::check(sensitivity, epsilon, delta, Some(cutoff), queries, beta)?;
     let c = inputs.c;
     let logs = inputs.logs(2.0);
-    let factor = match delta {
+    let factor = match inputs.delta {
         None => round::mul_up(8.0, c),
-        Some(delta) => {
-            let delta = check_delta(delta)?;
-            round::sqrt_up(round::mul_up(
-                round::mul_up(512.0, c),
-                round::ln_up(round::div_up(1.0, delta)),
-            ))
-        }
+        Some(delta) => round::sqrt_up(round::mul_up(
+            round::mul_up(512.0, c),
+            round::ln_up(round::div_up(1.0, delta)),
+        )),
     };
     Ok(inputs.alpha(factor, logs))
 }
@@ -598,13 +605,12 @@ pub fn numeric_sparse_alpha(
     queries: usize,
     beta: f64,
 ) -> Result<f64, Error> {
-    let inputs = AlphaInputs::check(sensitivity, epsilon, Some(cutoff), queries, beta)?;
+    let inputs = AlphaInputs::check(sensitivity, epsilon, delta, Some(cutoff), queries, beta)?;
     let (c, beta) = (inputs.c, inputs.beta);
     let logs = inputs.logs(4.0);
-    let factor = match delta {
+    let factor = match inputs.delta {
         None => round::mul_up(9.0, c),
         Some(delta) => {
-            let delta = check_delta(delta)?;
             let root = round::sqrt_up(round::mul_up(c, round::ln_up(round::div_up(2.0, delta))));
             let base = round::mul_up(round::add_up(round::sqrt_up(512.0), 1.0), root);
             let threshold_part = round::mul_up(base, logs);

@@ -2,8 +2,8 @@
 
 use super::above_threshold::validate_all;
 use super::{
-    NumericAnswer, Sparse, StreamingMechanism, advanced_composition_up, approximate_round_epsilon,
-    check_sparse, count_up,
+    NumericAnswer, Sparse, StreamingMechanism, advanced_composition_up, approximate_sigma, check_sparse,
+    count_up, pure_sigma,
 };
 use crate::Laplace;
 use crate::privacy::{PrivacyLoss, check_delta, round};
@@ -68,11 +68,10 @@ impl NumericSparse {
     pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
         let (threshold, sensitivity, cutoff, epsilon) =
             check_sparse(threshold, sensitivity, cutoff, epsilon)?;
-        let c = count_up(cutoff);
         let epsilon1 = round::div_down(round::mul_down(8.0, epsilon), 9.0);
-        let sigma = round::div_up(round::mul_up(2.0, c), epsilon1);
+        let sigma = pure_sigma(epsilon1, cutoff);
         // σ(ε₂) = 2cΔ/ε₂ = 9cΔ/ε: a Laplace release at ε/(9c) per value.
-        let per_value = round::div_down(epsilon, round::mul_up(9.0, c));
+        let per_value = round::div_down(epsilon, round::mul_up(9.0, count_up(cutoff)));
         let loss = PrivacyLoss::Pure { epsilon };
         Self::build(threshold, sensitivity, cutoff, sigma, loss, per_value)
     }
@@ -99,8 +98,7 @@ impl NumericSparse {
         let epsilon1 = round::div_down(round::mul_down(epsilon, root512), denominator);
         let epsilon2 = round::div_down(round::mul_down(2.0, epsilon), denominator);
         let half_delta = delta / 2.0; // exact
-        let round_epsilon = approximate_round_epsilon(epsilon1, half_delta, cutoff)?;
-        let sigma = round::div_up(2.0, round_epsilon);
+        let sigma = approximate_sigma(epsilon1, half_delta, cutoff)?;
         // σ(ε₂) = √(32c ln(2/δ))Δ/ε₂: a Laplace release at ε₂/√(32c ln(2/δ)) per value.
         let root = round::sqrt_up(round::mul_up(
             round::mul_up(32.0, count_up(cutoff)),

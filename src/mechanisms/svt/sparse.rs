@@ -3,7 +3,7 @@
 use super::above_threshold::validate_all;
 use super::core_state::{Stream, run_bits};
 
-use super::{Answer, Comparator, StreamingMechanism, approximate_round_epsilon, check_sparse, count_up};
+use super::{Answer, Comparator, StreamingMechanism, approximate_sigma, check_sparse, pure_sigma};
 use crate::privacy::{PrivacyLoss, check_delta, round};
 use crate::{CryptoRng, Error};
 
@@ -58,7 +58,7 @@ impl Sparse {
     pub fn new(threshold: f64, sensitivity: f64, epsilon: f64, cutoff: usize) -> Result<Self, Error> {
         let (threshold, sensitivity, cutoff, epsilon) =
             check_sparse(threshold, sensitivity, cutoff, epsilon)?;
-        let sigma = round::div_up(round::mul_up(2.0, count_up(cutoff)), epsilon);
+        let sigma = pure_sigma(epsilon, cutoff);
         Self::build(
             threshold,
             sensitivity,
@@ -86,8 +86,7 @@ impl Sparse {
         let (threshold, sensitivity, cutoff, epsilon) =
             check_sparse(threshold, sensitivity, cutoff, epsilon)?;
         let delta = check_delta(delta)?;
-        let round_epsilon = approximate_round_epsilon(epsilon, delta, cutoff)?;
-        let sigma = round::div_up(2.0, round_epsilon);
+        let sigma = approximate_sigma(epsilon, delta, cutoff)?;
         Self::build(
             threshold,
             sensitivity,
