@@ -27,12 +27,21 @@ mod visits_table;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scheduler = None;
     let mut executors = 2;
+    let mut repetitions = 5;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match (flag.as_str(), args.next()) {
             ("--scheduler", Some(url)) => scheduler = Some(url),
             ("--executors", Some(n)) => executors = n.parse()?,
-            _ => return Err("usage: visits_cluster [--scheduler df://host:port | --executors N]".into()),
+            ("--repetitions", Some(n)) if n.parse::<usize>().is_ok_and(|n| n > 0) => {
+                repetitions = n.parse()?
+            }
+            _ => {
+                return Err(
+                    "usage: visits_cluster [--scheduler df://host:port | --executors N] [--repetitions N]"
+                        .into(),
+                );
+            }
         }
     }
     let path = visits_table::visits_csv()?;
@@ -60,32 +69,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "SELECT day, dp_count(0.5), dp_mean(duration, 0, 3600, 0.5) FROM visits WHERE day IN ({}) GROUP BY day",
         days.join(", ")
     );
-    // One key for both runs, to show they release the same values. (A deployment
-    // releases once per key; recomputing with the same key releases nothing new.)
+    // One key for every run, to show they release the same values. (A deployment
+    // releases once per key; recomputing with the same key releases nothing new.) Each
+    // timed repetition is charged: the budgets cover them.
     let key = ReleaseKey::from_os()?;
-    let timed = |session: PrivateSession| {
-        let (query, key) = (per_day.clone(), key.clone());
-        async move {
-            let start = Instant::now();
-            let release = session
-                .release_with_key(&session.plan_sql(&query).await?, key)
-                .await?;
-            Ok::<(Release, f64), dpmech_datafusion::DpError>((release, start.elapsed().as_secs_f64()))
-        }
-    };
-
-    let mut cluster =
-        dpmech_ballista::private_session(&url, config.clone(), Arc::new(Accountant::pure(2.0)?))?;
+    let budget = || Accountant::pure(repetitions as f64);
+    let mut cluster = dpmech_ballista::private_session(&url, config.clone(), Arc::new(budget()?))?;
     cluster.register_private("visits", visits.clone(), "user_id", bounds)?;
-    let (on_cluster, cluster_seconds) = timed(cluster).await?;
-
     let mut one_node = PrivateSession::new(
         SessionContext::new_with_config(config.clone()),
-        Arc::new(Accountant::pure(2.0)?),
+        Arc::new(budget()?),
     );
     one_node.register_private("visits", visits.clone(), "user_id", bounds)?;
-    let (on_one_node, node_seconds) = timed(one_node).await?;
-
     // The plain GROUP BY, planned here and run on the same cluster by the same runner.
     let ctx = SessionContext::new_with_config(config);
     ctx.register_table("visits", visits)?;
@@ -94,9 +89,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?
         .create_physical_plan()
         .await?;
-    let start = Instant::now();
-    let truth = ClusterRunner::new(&url)?.collect(plain, &ctx.state()).await?;
-    let plain_seconds = start.elapsed().as_secs_f64();
+    let runner = ClusterRunner::new(&url)?;
+
+    // The three runs, interleaved in a rotating order so that no one always runs first
+    // (cold caches) or last; medians over the repetitions.
+    let (mut on_cluster, mut on_one_node, mut truth) = (None, None, Vec::new());
+    let mut seconds = [Vec::new(), Vec::new(), Vec::new()];
+    for repetition in 0..repetitions {
+        for run in (0..3).map(|i| (i + repetition) % 3) {
+            let start = Instant::now();
+            match run {
+                0 => truth = runner.collect(plain.clone(), &ctx.state()).await?,
+                1 => on_cluster = Some(release(&cluster, &per_day, &key).await?),
+                _ => on_one_node = Some(release(&one_node, &per_day, &key).await?),
+            }
+            seconds[run].push(start.elapsed().as_secs_f64());
+        }
+    }
+    let [plain_seconds, cluster_seconds, node_seconds] = seconds.map(median);
+    let (on_cluster, on_one_node) = (on_cluster.ok_or("no run")?, on_one_node.ok_or("no run")?);
     let truth = datafusion::arrow::util::pretty::pretty_format_batches(&truth)?.to_string();
 
     println!("\n{per_day}\n({})\n", on_cluster.loss);
@@ -128,8 +139,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {line}");
     }
     println!(
-        "\nTime: plain GROUP BY on the cluster {plain_seconds:.2} s; DP release on the cluster {cluster_seconds:.2} s (ratio {:.2}×); DP release on one node {node_seconds:.2} s.",
+        "\nTime (medians of {repetitions} interleaved runs): plain GROUP BY on the cluster {plain_seconds:.2} s; \
+         DP release on the cluster {cluster_seconds:.2} s (ratio {:.2}×); DP release on one node {node_seconds:.2} s.",
         cluster_seconds / plain_seconds
     );
     Ok(())
+}
+
+/// The release of `query` by `session` under `key`.
+async fn release(
+    session: &PrivateSession,
+    query: &str,
+    key: &ReleaseKey,
+) -> Result<Release, dpmech_datafusion::DpError> {
+    session
+        .release_with_key(&session.plan_sql(query).await?, key.clone())
+        .await
+}
+
+/// The median of `values` (the mean of the middle two for an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    (values[(n - 1) / 2] + values[n / 2]) / 2.0
 }

@@ -141,7 +141,7 @@ pub(crate) struct BoundedTable {
 }
 
 impl BoundedTable {
-    /// `input` yields `(__f UInt64, __g, __v0 Int64, …)`.
+    /// `input` yields `(__f UInt64, __g, __v0 Int32, …)`.
     pub(crate) fn new(input: Arc<dyn ExecutionPlan>, spec: BoundSpec) -> Self {
         let schema = output_schema(&input.schema());
         BoundedTable { input, spec, schema }

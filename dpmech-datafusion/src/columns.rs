@@ -2,7 +2,7 @@
 //! bounding operator, and what the operator gives the final aggregation.
 //!
 //! ```text
-//! rows stage      (__f UInt64, __g, __v0 Int64, __v1 Int64, …)      module plan
+//! rows stage      (__f UInt64, __g, __v0 Int32, __v1 Int32, …)      module plan
 //! bounding    →   (__g, __count Int64, __units Int64, __s0 Decimal128(38, 0), …)   module bound
 //! aggregation →   the same columns, summed per __g                    module aggregate
 //! ```

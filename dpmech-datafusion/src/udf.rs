@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, Float64Array, Int64Array, LargeBinaryArray, StringArray, UInt64Array,
+    Array, ArrayRef, Float64Array, Int32Array, Int64Array, LargeBinaryArray, StringArray, UInt64Array,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
@@ -324,11 +324,13 @@ impl Grid {
     }
 }
 
-/// `name(value DOUBLE) → BIGINT`: one record under the public rule, in grid units:
+/// `name(value DOUBLE) → INT`: one record under the public rule, in grid units:
 /// NULL and NaN become the bounds' NaN value (by default the midpoint), ±∞ and values
 /// outside `[lower, upper]` are clamped, and the result is rounded to the nearest
 /// multiple of `g = 2^grid_exp` (ties to even) and returned as an integer number of
-/// `g` (saturating at the `i64` range). Total: no record can cause an error.
+/// `g`. The plan's grid ([`Grid::for_bounds`]) keeps every record within ±2²¹ units,
+/// so 32 bits are exact (and a row crossing a cluster's shuffle is 4 bytes shorter);
+/// any other grid saturates at the `i32` range. Total: no record can cause an error.
 #[derive(Debug)]
 pub(crate) struct GridUnits {
     name: String,
@@ -394,7 +396,7 @@ impl ScalarUDFImpl for GridUnits {
         &self.signature
     }
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
+        Ok(DataType::Int32)
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let n = args.number_rows;
@@ -409,11 +411,12 @@ impl ScalarUDFImpl for GridUnits {
 
 impl GridUnits {
     /// [`units`](Self::units) of every value, with the scale computed once.
-    fn column(&self, values: &Float64Array) -> Int64Array {
+    fn column(&self, values: &Float64Array) -> Int32Array {
         let scale = f64::from(-self.grid_exp).exp2();
-        let rule = |v: f64| (self.bounds.read(v) * scale).round_ties_even() as i64;
+        // `as i32` saturates (and would read a NaN as 0; `read` never returns one).
+        let rule = |v: f64| (self.bounds.read(v) * scale).round_ties_even() as i32;
         let missing = rule(f64::NAN);
-        let units: Vec<i64> = match values.nulls() {
+        let units: Vec<i32> = match values.nulls() {
             None => values.values().iter().map(|&v| rule(v)).collect(),
             Some(nulls) => values
                 .values()
@@ -422,14 +425,13 @@ impl GridUnits {
                 .map(|(i, &v)| if nulls.is_valid(i) { rule(v) } else { missing })
                 .collect(),
         };
-        Int64Array::from(units)
+        Int32Array::from(units)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::Int32Array;
 
     fn fingerprints(f: &UnitFingerprint, array: ArrayRef) -> Vec<u64> {
         f.fingerprints(&array).unwrap().values().to_vec()

@@ -8,7 +8,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, Decimal128Array, Int64Array, RecordBatch, StringArray, UInt64Array,
+    Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    UInt64Array,
 };
 use datafusion::arrow::compute::{cast, filter_record_batch, interleave};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -172,13 +173,6 @@ const CHUNK_ROWS: usize = 4096;
 /// Marks an empty slot or the end of a unit's list of rows.
 const NONE: u32 = u32::MAX;
 
-/// A record in grid units as a 32-bit word. The plan's grid keeps every record within
-/// ±2²² units (`Plan::new`), so this is exact; anything beyond would saturate (a
-/// 1-Lipschitz rule, no error).
-fn record_word(units: i64) -> u32 {
-    units.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
-}
-
 impl PartitionState {
     pub(super) fn new(values: usize) -> Self {
         PartitionState {
@@ -204,13 +198,15 @@ impl PartitionState {
         let keys = cast(batch.column(1), &out_type)?;
         self.group_type = Some(out_type);
         let ids = self.groups.ids(&keys);
-        let records: Vec<&Int64Array> = (0..self.values)
+        // Records are `Int32` grid units (`GridUnits`: the plan's grid keeps them within
+        // ±2²¹), stored as their 32-bit words.
+        let records: Vec<&Int32Array> = (0..self.values)
             .map(|j| {
                 batch
                     .column(2 + j)
                     .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .ok_or_else(|| DataFusionError::Internal("records must be Int64 grid units".into()))
+                    .downcast_ref::<Int32Array>()
+                    .ok_or_else(|| DataFusionError::Internal("records must be Int32 grid units".into()))
             })
             .collect::<Result<_>>()?;
         // A NULL fingerprint or record cannot occur (both functions are total); 0 if it did.
@@ -231,7 +227,7 @@ impl PartitionState {
             chunk.push((f >> 32) as u32);
             chunk.push(group);
             for r in &records {
-                chunk.push(record_word(r[row]));
+                chunk.push(r[row] as u32);
             }
         }
         Ok(())
@@ -448,7 +444,7 @@ mod tests {
     /// A straightforward reference of the bounding: per unit, its pairs in a map; the L0
     /// pairs of smallest `(rank, key bytes)`; `min(c, m)` rows and the pair's share.
     fn reference(
-        rows: &[(u64, Option<i64>, i64)],
+        rows: &[(u64, Option<i64>, i32)],
         spec: &BoundSpec,
     ) -> BTreeMap<Option<i64>, (i64, i64, i128)> {
         let bytes = |g: Option<i64>| g.map_or(NULL_GROUP.to_vec(), |v| v.to_le_bytes().to_vec());
@@ -494,12 +490,12 @@ mod tests {
         let fingerprints: Vec<u64> = (0..400u64)
             .map(|u| if u % 3 == 0 { (u << 40) | 5 } else { mix(u) })
             .collect();
-        let rows: Vec<(u64, Option<i64>, i64)> = (0..6000)
+        let rows: Vec<(u64, Option<i64>, i32)> = (0..6000)
             .map(|_| {
                 let f = fingerprints[(next() % 400) as usize];
                 let g = next() % 10;
                 let g = (g < 9).then_some(g as i64 * 1000 - 3000);
-                let v = (next() % (1 << 22)) as i64 - (1 << 21);
+                let v = (next() % (1 << 22)) as i32 - (1 << 21);
                 (f, g, v)
             })
             .collect();
@@ -514,7 +510,7 @@ mod tests {
             let schema = Arc::new(Schema::new(vec![
                 Field::new("__f", DataType::UInt64, false),
                 Field::new("__g", DataType::Int64, true),
-                Field::new("__v0", DataType::Int64, false),
+                Field::new("__v0", DataType::Int32, false),
             ]));
             let mut partition = PartitionState::new(1);
             partition.chunk_rows = 3;
@@ -524,7 +520,7 @@ mod tests {
                     vec![
                         Arc::new(UInt64Array::from_iter_values(batch.iter().map(|r| r.0))),
                         Arc::new(Int64Array::from_iter(batch.iter().map(|r| r.1))),
-                        Arc::new(Int64Array::from_iter_values(batch.iter().map(|r| r.2))),
+                        Arc::new(Int32Array::from_iter_values(batch.iter().map(|r| r.2))),
                     ],
                 )
                 .unwrap();
