@@ -126,7 +126,7 @@ pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<Partials, DpError
         let keys = keys
             .as_any()
             .downcast_ref::<StringArray>()
-            .ok_or_else(|| DpError::Invalid("group keys must read as text".into()))?;
+            .ok_or_else(|| crate::internal("group keys must read as text"))?;
         let columns: Vec<Vec<i64>> = (1..batch.num_columns())
             .map(|c| saturating_i64(batch.column(c)))
             .collect::<Result<_, DpError>>()?;
@@ -146,7 +146,7 @@ fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
     let wide = wide
         .as_any()
         .downcast_ref::<Decimal128Array>()
-        .ok_or_else(|| DpError::Invalid("partials must be integers".into()))?;
+        .ok_or_else(|| crate::internal("partials must be integers"))?;
     Ok((0..wide.len())
         .map(|i| {
             if wide.is_null(i) {

@@ -177,10 +177,47 @@ pub enum DpError {
     /// A public parameter whose grid, sensitivity or threshold cannot be represented.
     #[error("{0}")]
     Unrepresentable(String),
-    /// The query or a registration is outside the accepted form (see module [`sql`]).
-    #[error("invalid private query: {0}")]
-    Invalid(String),
+    /// The query is outside the form a private release accepts (module [`sql`]): the
+    /// construct found, and why.
+    #[error("not a private release: {0}")]
+    UnsupportedQuery(String),
+    /// Contribution bounds of 0 (a unit must be allowed at least one group and one row).
+    #[error("contribution bounds must be at least 1 (L0 = {max_groups}, L∞ = {max_rows_per_group})")]
+    InvalidContributionBounds {
+        /// L0 as given.
+        max_groups: u32,
+        /// L∞ as given.
+        max_rows_per_group: u32,
+    },
+    /// A release without any `dp_` aggregate.
+    #[error("a release needs at least one aggregate")]
+    NoAggregates,
+    /// Public keys whose tuples do not have one value per grouping column.
+    #[error("public keys give {found} values where the query groups by {expected} columns")]
+    KeyArity {
+        /// The number of grouping columns.
+        expected: usize,
+        /// The number of values in a key (or columns of the key table).
+        found: usize,
+    },
+    /// Private keys (partition selection) without `GROUP BY`: the one cell of such a
+    /// release is public.
+    #[error("a release without GROUP BY has one public cell: partition selection does not apply")]
+    SelectionWithoutGroups,
+    /// Private keys (partition selection) with zCDP aggregates.
+    #[error("partition selection under ρ-zCDP is not supported: use public keys")]
+    SelectionUnderZcdp,
+    /// A private table named where only a public one may be (public keys, or a public
+    /// registration under a private table's name).
+    #[error("`{0}` is a private table")]
+    PrivateTable(String),
     /// The operating system could not provide entropy for a release key.
     #[error("the operating system's entropy source failed: {0}")]
     Entropy(String),
+}
+
+/// A broken invariant of the crate itself (never a cause in the query or the data): an
+/// internal DataFusion error.
+pub(crate) fn internal(what: impl Into<String>) -> DpError {
+    DpError::DataFusion(datafusion::error::DataFusionError::Internal(what.into()))
 }

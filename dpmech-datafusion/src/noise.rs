@@ -208,7 +208,7 @@ impl AggregateNoise {
                     grid,
                 }
             }
-            (_, None) => return Err(DpError::Invalid("a sum or mean needs its grid".into())),
+            (_, None) => return Err(crate::internal("a sum or mean needs its grid")),
         })
     }
 

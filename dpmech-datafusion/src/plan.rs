@@ -143,7 +143,7 @@ impl ReleasePlan {
             Keys::Private { epsilon, delta } => (Some(Selection::new(*epsilon, *delta, max_groups)?), None),
             Keys::Public(keys) => (None, Some(keys.iter().map(|k| cell_text(k)).collect())),
             Keys::PublicTable { table, .. } => {
-                return Err(DpError::Invalid(format!(
+                return Err(crate::internal(format!(
                     "the keys of public table `{table}` were not read before planning"
                 )));
             }

@@ -27,7 +27,10 @@ impl ContributionBounds {
     /// Both bounds at least 1.
     pub(crate) fn check(self) -> Result<Self, DpError> {
         if self.max_groups == 0 || self.max_rows_per_group == 0 {
-            return Err(DpError::Invalid("contribution bounds must be at least 1".into()));
+            return Err(DpError::InvalidContributionBounds {
+                max_groups: self.max_groups,
+                max_rows_per_group: self.max_rows_per_group,
+            });
         }
         Ok(self)
     }
@@ -318,34 +321,31 @@ impl GroupedQuery {
     ///
     /// [`DpError::Privacy`] with `InvalidEpsilon` / `InvalidRho` for a parameter that is
     /// not finite and positive, `InvalidDelta` for a selection δ outside (0, 1);
-    /// [`DpError::Invalid`] for a query without aggregates, with private keys under
-    /// zCDP or without grouping columns, or with a public key that does not have one
-    /// value per grouping column.
+    /// [`DpError::NoAggregates`], [`DpError::SelectionUnderZcdp`],
+    /// [`DpError::SelectionWithoutGroups`], or [`DpError::KeyArity`] for a public key
+    /// that does not have one value per grouping column.
     pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
         if self.aggregates.is_empty() {
-            return Err(DpError::Invalid("a release needs at least one aggregate".into()));
+            return Err(DpError::NoAggregates);
         }
         if let Keys::Public(keys) = &self.keys
             && let Some(k) = keys.iter().find(|k| k.len() != self.group_by.len())
         {
-            return Err(DpError::Invalid(format!(
-                "the public key {k:?} does not have one value per grouping column ({})",
-                self.group_by.len()
-            )));
+            return Err(DpError::KeyArity {
+                expected: self.group_by.len(),
+                found: k.len(),
+            });
         }
         if let Keys::PublicTable { columns, .. } = &self.keys
             && columns.len() != self.group_by.len()
         {
-            return Err(DpError::Invalid(format!(
-                "the public key table gives {} columns for {} grouping columns",
-                columns.len(),
-                self.group_by.len()
-            )));
+            return Err(DpError::KeyArity {
+                expected: self.group_by.len(),
+                found: columns.len(),
+            });
         }
         if self.group_by.is_empty() && matches!(self.keys, Keys::Private { .. }) {
-            return Err(DpError::Invalid(
-                "a release without GROUP BY has one public cell: partition selection does not apply".into(),
-            ));
+            return Err(DpError::SelectionWithoutGroups);
         }
         let mut total = 0.0;
         for a in &self.aggregates {
@@ -362,9 +362,7 @@ impl GroupedQuery {
             (Keys::Public(_) | Keys::PublicTable { .. }, false) => PrivacyLoss::pure(total)?,
             (Keys::Public(_) | Keys::PublicTable { .. }, true) => PrivacyLoss::zcdp(total)?,
             (Keys::Private { .. }, true) => {
-                return Err(DpError::Invalid(
-                    "partition selection under ρ-zCDP is not supported: use public keys".into(),
-                ));
+                return Err(DpError::SelectionUnderZcdp);
             }
             (Keys::Private { epsilon, delta }, false) => {
                 // δ = 0 would be a pure-DP charge for a selection that is not pure DP.
@@ -397,7 +395,7 @@ mod tests {
             .private_keys(1.0, 1e-6)
             .count(0.5)
             .zcdp();
-        assert!(matches!(private.privacy_loss(), Err(DpError::Invalid(_))));
+        assert!(matches!(private.privacy_loss(), Err(DpError::SelectionUnderZcdp)));
         assert!(matches!(
             GroupedQuery::new("t", "g").count(-1.0).zcdp().privacy_loss(),
             Err(DpError::Privacy(_))

@@ -115,7 +115,7 @@ impl PrivateSession {
     ///
     /// # Errors
     ///
-    /// [`DpError::Invalid`] for contribution bounds of 0, [`DpError::UnknownColumn`] if
+    /// [`DpError::InvalidContributionBounds`] for contribution bounds of 0, [`DpError::UnknownColumn`] if
     /// the unit column does not exist, [`DpError::UnsupportedType`] for a unit column of
     /// another type, [`DpError::DataFusion`] if the stand-in cannot be registered.
     pub fn register_private(
@@ -164,11 +164,11 @@ impl PrivateSession {
     ///
     /// # Errors
     ///
-    /// [`DpError::Invalid`] if a private table has the same name;
+    /// [`DpError::PrivateTable`] if a private table has the same name;
     /// [`DpError::DataFusion`] if it cannot be registered.
     pub fn register_public(&mut self, name: &str, provider: Arc<dyn TableProvider>) -> Result<(), DpError> {
         if self.tables.contains_key(name) {
-            return Err(DpError::Invalid(format!("`{name}` is a private table")));
+            return Err(DpError::PrivateTable(name.to_string()));
         }
         self.planner.register_table(name, provider)?;
         Ok(())
@@ -181,9 +181,7 @@ impl PrivateSession {
             return Ok(query.clone());
         };
         if self.tables.contains_key(table) {
-            return Err(DpError::Invalid(format!(
-                "`{table}` is a private table: keys come from a public one"
-            )));
+            return Err(DpError::PrivateTable(table.clone()));
         }
         let frame = self
             .planner
@@ -223,7 +221,7 @@ impl PrivateSession {
     /// # Errors
     ///
     /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
-    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::UnsupportedQuery`] or
     /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
     /// [`DpError::DataFusion`] if the engine cannot plan it; then
     /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
@@ -243,13 +241,13 @@ impl PrivateSession {
     /// # Errors
     ///
     /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
-    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::UnsupportedQuery`] or
     /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
     /// [`DpError::DataFusion`] if the engine cannot plan it; then
     /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
     /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
     /// fails to run the planned query (an I/O failure, never a record's value).
-    /// A text outside the accepted form is [`DpError::Invalid`].
+    /// A text outside the accepted form is [`DpError::UnsupportedQuery`].
     pub async fn sql(&self, text: &str) -> Result<Release, DpError> {
         self.release(&self.plan_sql(text).await?).await
     }
@@ -260,7 +258,7 @@ impl PrivateSession {
     ///
     /// # Errors
     ///
-    /// [`DpError::Invalid`] for text that does not plan or is outside the accepted form;
+    /// [`DpError::UnsupportedQuery`] for text that does not plan or is outside the accepted form;
     /// [`DpError::Privacy`] for an invalid ε, ρ or δ.
     pub async fn plan_sql(&self, text: &str) -> Result<GroupedQuery, DpError> {
         let options = SQLOptions::new()
@@ -271,7 +269,7 @@ impl PrivateSession {
             .planner
             .sql_with_options(text, options)
             .await
-            .map_err(|e| DpError::Invalid(format!("the query does not plan: {e}")))?;
+            .map_err(|e| DpError::UnsupportedQuery(format!("the query does not plan: {e}")))?;
         GroupedQuery::from_plan(frame.logical_plan())
     }
 
@@ -298,13 +296,13 @@ impl PrivateSession {
     /// # Errors
     ///
     /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
-    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::UnsupportedQuery`] or
     /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
     /// [`DpError::DataFusion`] if the engine cannot plan it; then
     /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);
     /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
     /// fails to run the planned query (an I/O failure, never a record's value).
-    /// A frame outside the accepted form is [`DpError::Invalid`].
+    /// A frame outside the accepted form is [`DpError::UnsupportedQuery`].
     pub async fn release_frame(&self, frame: DataFrame) -> Result<Release, DpError> {
         self.release(&GroupedQuery::from_frame(&frame)?).await
     }
@@ -316,7 +314,7 @@ impl PrivateSession {
     /// # Errors
     ///
     /// Before anything is charged: [`DpError::UnknownTable`], [`DpError::UnknownColumn`],
-    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::Invalid`] or
+    /// [`DpError::UnsupportedType`], [`DpError::Unrepresentable`], [`DpError::UnsupportedQuery`] or
     /// [`DpError::Privacy`] for a query its parameters or the table's schema refuse, and
     /// [`DpError::DataFusion`] if the engine cannot plan it; then
     /// [`DpError::Privacy`] with `BudgetExceeded` if the charge is refused (nothing runs);

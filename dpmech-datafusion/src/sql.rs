@@ -29,7 +29,7 @@
 //! dp_partition_selection(ε, δ)` (in a DataFrame, that function among the aggregates);
 //! and a projection that only names or renames the results. Everything else — joins,
 //! other filters, other functions, computed columns, `ORDER BY`, `LIMIT`, DDL, several
-//! statements — is refused with [`DpError::Invalid`]: a query is checked before any
+//! statements — is refused with [`DpError::UnsupportedQuery`]: a query is checked before any
 //! budget is charged or any row is read.
 
 use datafusion::common::ScalarValue;
@@ -44,8 +44,8 @@ use crate::PrivateSession;
 use crate::functions::DpFunction;
 use crate::query::GroupedQuery;
 
-fn invalid(what: impl Into<String>) -> DpError {
-    DpError::Invalid(what.into())
+fn unsupported(what: impl Into<String>) -> DpError {
+    DpError::UnsupportedQuery(what.into())
 }
 
 /// The name of a column reference, through aliases.
@@ -59,7 +59,7 @@ fn column(expr: &Expr) -> Option<&str> {
 
 /// A numeric literal, possibly negated.
 fn number(expr: &Expr) -> Result<f64, DpError> {
-    let refuse = || invalid(format!("expected a number, found `{expr}`"));
+    let refuse = || unsupported(format!("expected a number, found `{expr}`"));
     match expr {
         Expr::Literal(value, _) if value.data_type().is_numeric() && !value.is_null() => {
             match value.cast_to(&datafusion::arrow::datatypes::DataType::Float64) {
@@ -75,7 +75,7 @@ fn number(expr: &Expr) -> Result<f64, DpError> {
 /// A public key: a text or integer literal, as the text it is compared with.
 fn key_literal(expr: &Expr) -> Result<String, DpError> {
     let refuse = || {
-        invalid(format!(
+        unsupported(format!(
             "a public key must be a text or integer literal, found `{expr}`"
         ))
     };
@@ -98,20 +98,20 @@ fn dp_call(expr: &Expr) -> Result<(DpFunction, &[Expr]), DpError> {
         Expr::AggregateFunction(f) => {
             let p = &f.params;
             let function = DpFunction::of(&f.func).ok_or_else(|| {
-                invalid(format!(
+                unsupported(format!(
                     "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum or dp_mean",
                     f.func.name()
                 ))
             })?;
             if p.distinct || p.filter.is_some() || !p.order_by.is_empty() || p.null_treatment.is_some() {
-                return Err(invalid(format!(
+                return Err(unsupported(format!(
                     "{}: DISTINCT, FILTER, ORDER BY and null treatment are not supported",
                     function.name()
                 )));
             }
             Ok((function, &p.args))
         }
-        other => Err(invalid(format!(
+        other => Err(unsupported(format!(
             "`{other}`: only the grouping column and dp_ aggregates can be selected"
         ))),
     }
@@ -121,7 +121,7 @@ fn arity(function: DpFunction, args: &[Expr], n: usize) -> Result<(), DpError> {
     if args.len() == n {
         Ok(())
     } else {
-        Err(invalid(format!(
+        Err(unsupported(format!(
             "{} takes {n} arguments, found {}",
             function.name(),
             args.len()
@@ -132,7 +132,7 @@ fn arity(function: DpFunction, args: &[Expr], n: usize) -> Result<(), DpError> {
 fn bounded(function: DpFunction, args: &[Expr]) -> Result<(String, Bounds, f64), DpError> {
     arity(function, args, 4)?;
     let col = column(&args[0]).ok_or_else(|| {
-        invalid(format!(
+        unsupported(format!(
             "the first argument of {} must be a column",
             function.name()
         ))
@@ -159,7 +159,7 @@ fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
                 .iter()
                 .map(|e| {
                     column(e).ok_or_else(|| {
-                        invalid(format!(
+                        unsupported(format!(
                             "`{e}`: only the grouping column and dp_ aggregates can be selected"
                         ))
                     })
@@ -173,7 +173,7 @@ fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
         LogicalPlan::Filter(f) => (
             Some(
                 column(&f.predicate)
-                    .ok_or_else(|| invalid("HAVING must be dp_partition_selection(epsilon, delta)"))?,
+                    .ok_or_else(|| unsupported("HAVING must be dp_partition_selection(epsilon, delta)"))?,
             ),
             f.input.as_ref(),
         ),
@@ -185,7 +185,7 @@ fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
             projected,
             having,
         }),
-        other => Err(invalid(format!(
+        other => Err(unsupported(format!(
             "a private release is one grouped aggregate of dp_ functions; found `{}`",
             other.display()
         ))),
@@ -196,7 +196,7 @@ fn shape(plan: &LogicalPlan) -> Result<Shape<'_>, DpError> {
 /// column, joined by `AND` (their cross-product is the keys), in any order.
 fn key_lists(predicate: &Expr, columns: &[String]) -> Result<Vec<Vec<String>>, DpError> {
     let refuse = || {
-        invalid(
+        unsupported(
             "the only filter allowed is WHERE <group column> IN (<literal keys>), one per \
              grouping column, joined by AND",
         )
@@ -218,7 +218,7 @@ fn key_lists(predicate: &Expr, columns: &[String]) -> Result<Vec<Vec<String>>, D
                     .and_then(|c| columns.iter().position(|g| g == c))
                     .ok_or_else(refuse)?;
                 if lists[i].is_some() {
-                    return Err(invalid(format!("two key lists for `{}`", columns[i])));
+                    return Err(unsupported(format!("two key lists for `{}`", columns[i])));
                 }
                 lists[i] = Some(list.iter().map(key_literal).collect::<Result<Vec<_>, _>>()?);
             }
@@ -228,7 +228,7 @@ fn key_lists(predicate: &Expr, columns: &[String]) -> Result<Vec<Vec<String>>, D
     lists
         .into_iter()
         .zip(columns)
-        .map(|(l, c)| l.ok_or_else(|| invalid(format!("public keys need a key list for `{c}` too"))))
+        .map(|(l, c)| l.ok_or_else(|| unsupported(format!("public keys need a key list for `{c}` too"))))
         .collect()
 }
 
@@ -293,8 +293,8 @@ fn source(plan: &LogicalPlan, keys: &[String]) -> Result<(String, Option<Declare
         LogicalPlan::TableScan(scan) if scan.filters.is_empty() && scan.fetch.is_none() => {
             Ok((scan.table_name.table().to_string(), lists))
         }
-        LogicalPlan::Join(_) => Err(invalid("joins are not supported in a private release")),
-        other => Err(invalid(format!(
+        LogicalPlan::Join(_) => Err(unsupported("joins are not supported in a private release")),
+        other => Err(unsupported(format!(
             "a private release reads one registered table; found `{}`",
             other.display()
         ))),
@@ -310,7 +310,7 @@ impl GroupedQuery {
     ///
     /// # Errors
     ///
-    /// [`DpError::Invalid`] for a frame outside the accepted form (module docs);
+    /// [`DpError::UnsupportedQuery`] for a frame outside the accepted form (module docs);
     /// [`DpError::Privacy`] for an invalid ε, ρ or δ.
     pub fn from_frame(frame: &DataFrame) -> Result<GroupedQuery, DpError> {
         GroupedQuery::from_plan(frame.logical_plan())
@@ -331,7 +331,7 @@ impl GroupedQuery {
             .map(|g| {
                 column(g)
                     .map(String::from)
-                    .ok_or_else(|| invalid("GROUP BY must name columns"))
+                    .ok_or_else(|| unsupported("GROUP BY must name columns"))
             })
             .collect::<Result<_, _>>()?;
         let (table, public) = source(&aggregate.input, &keys)?;
@@ -358,12 +358,14 @@ impl GroupedQuery {
             .count()
             > 1
         {
-            return Err(invalid("dp_partition_selection appears more than once"));
+            return Err(unsupported("dp_partition_selection appears more than once"));
         }
         if let Some(tested) = having
             && selection.map(|i| names[i]) != Some(tested)
         {
-            return Err(invalid("HAVING must be dp_partition_selection(epsilon, delta)"));
+            return Err(unsupported(
+                "HAVING must be dp_partition_selection(epsilon, delta)",
+            ));
         }
 
         let columns: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -381,13 +383,13 @@ impl GroupedQuery {
                 release.private_keys(number(&args[0])?, number(&args[1])?)
             }
             (None, None) => {
-                return Err(invalid(
+                return Err(unsupported(
                     "declare the keys: WHERE key IN (…) for public keys, or \
                      HAVING dp_partition_selection(epsilon, delta) for keys found in the data",
                 ));
             }
             (Some(_), Some(_)) => {
-                return Err(invalid(
+                return Err(unsupported(
                     "public keys (WHERE key IN …) and partition selection exclude each other",
                 ));
             }
@@ -401,7 +403,7 @@ impl GroupedQuery {
                 .filter(|c| !keys.iter().any(|k| k == *c))
                 .map(|c| {
                     names.iter().position(|n| n == c).ok_or_else(|| {
-                        invalid(format!(
+                        unsupported(format!(
                             "`{c}`: only the grouping column and dp_ aggregates can be selected"
                         ))
                     })

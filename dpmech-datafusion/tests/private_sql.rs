@@ -486,7 +486,7 @@ fn a_dataframe_aggregate_with_the_dp_functions_is_the_same_release() {
         .unwrap();
     assert!(matches!(
         rt.block_on(s.release_frame(not_private)),
-        Err(DpError::Invalid(_))
+        Err(DpError::UnsupportedQuery(_))
     ));
     let ctx = SessionContext::new();
     ctx.register_table("raw", table(&visits())).unwrap();
@@ -578,7 +578,10 @@ fn sql_outside_the_private_form_is_refused_before_any_charge() {
     ] {
         let refused = runtime().block_on(s.sql(bad));
         assert!(
-            matches!(refused, Err(DpError::Invalid(_)) | Err(DpError::Privacy(_))),
+            matches!(
+                refused,
+                Err(DpError::UnsupportedQuery(_)) | Err(DpError::Privacy(_))
+            ),
             "{bad}: {refused:?}"
         );
         assert_eq!(s.accountant().charges(), 0, "{bad} charged the budget");
