@@ -148,8 +148,8 @@ async fn a_refused_charge_submits_nothing() {
         let cluster = EmbeddedCluster::start_with(1, options).await.unwrap();
         let relay = Relay::start(cluster.scheduler()).await;
         let table = visits(5_000, 2);
-        // A budget for one release of ε = 1.5 and not two.
-        let accountant = Arc::new(Accountant::pure(2.0).unwrap());
+        // A budget for one release of ε = 2.5 and not two.
+        let accountant = Arc::new(Accountant::pure(3.0).unwrap());
         let config = datafusion::prelude::SessionConfig::new().with_target_partitions(2);
         let mut session: PrivateSession =
             dpmech_ballista::private_session(&format!("df://{}", relay.address), config, accountant.clone())

@@ -69,6 +69,8 @@ pub(crate) struct BoundSpec {
     pub(crate) max_rows: u32,
     /// The key of the pair ranks.
     pub(crate) rank_key: RankKey,
+    /// The number of bins of each quantile grid whose bin columns follow the records.
+    pub(crate) histograms: Vec<u32>,
     /// Keep every pair whole: the negative control of the tests, which exists only with
     /// the `unsafe-testing` feature.
     #[cfg(feature = "unsafe-testing")]
@@ -92,9 +94,22 @@ impl BoundSpec {
             max_groups,
             max_rows,
             rank_key,
+            histograms: Vec::new(),
             #[cfg(feature = "unsafe-testing")]
             unbounded,
         })
+    }
+
+    /// The spec with bin columns of quantile grids of `histograms` bins each after the
+    /// record columns.
+    pub(crate) fn with_histograms(mut self, histograms: Vec<u32>) -> Self {
+        self.histograms = histograms;
+        self
+    }
+
+    /// The number of record columns of an input of `fields` columns.
+    fn records(&self, fields: usize) -> usize {
+        fields.saturating_sub(2 + self.histograms.len())
     }
 
     /// Whether every pair is kept whole (never, without `unsafe-testing`).
@@ -117,15 +132,20 @@ fn group_type(input: &DataType) -> DataType {
     }
 }
 
-/// The output schema for an input `(__f, __g, __v0, …)`.
-fn output_schema(input: &Schema) -> SchemaRef {
+/// The output schema for an input `(__f, __g, __v0, …, __b0, …)`.
+fn output_schema(input: &Schema, spec: &BoundSpec) -> SchemaRef {
     let mut fields = vec![
         Field::new(columns::GROUP, group_type(input.field(1).data_type()), true),
         Field::new(columns::COUNT, DataType::Int64, false),
         Field::new(columns::UNITS, DataType::Int64, false),
     ];
-    for j in 0..input.fields().len() - 2 {
+    for j in 0..spec.records(input.fields().len()) {
         fields.push(Field::new(columns::sum(j), DataType::Decimal128(38, 0), false));
+    }
+    for (j, &bins) in spec.histograms.iter().enumerate() {
+        for b in 0..bins as usize {
+            fields.push(Field::new(columns::histogram(j, b), DataType::Int64, false));
+        }
     }
     Arc::new(Schema::new(fields))
 }
@@ -143,7 +163,7 @@ pub(crate) struct BoundedTable {
 impl BoundedTable {
     /// `input` yields `(__f UInt64, __g, __v0 Int32, …)`.
     pub(crate) fn new(input: Arc<dyn ExecutionPlan>, spec: BoundSpec) -> Self {
-        let schema = output_schema(&input.schema());
+        let schema = output_schema(&input.schema(), &spec);
         BoundedTable { input, spec, schema }
     }
 }
@@ -199,7 +219,12 @@ impl BoundContributionsExec {
         projection: Option<Vec<usize>>,
     ) -> Result<Self> {
         let fingerprint = datafusion::physical_expr::expressions::col(columns::FINGERPRINT, &input.schema())?;
-        let full_schema = output_schema(&input.schema());
+        let full_schema = output_schema(&input.schema(), &spec);
+        if input.schema().fields().len() < 2 + spec.histograms.len() {
+            return Err(DataFusionError::Internal(
+                "BoundContributionsExec: fewer input columns than its spec reads".into(),
+            ));
+        }
         let schema = match &projection {
             Some(p) => Arc::new(full_schema.project(p)?),
             None => full_schema.clone(),
@@ -309,7 +334,10 @@ impl ExecutionPlan for BoundContributionsExec {
         let full_schema = self.full_schema.clone();
         let projection = self.projection.clone();
         let output = async move {
-            let mut state = PartitionState::new(input.schema().fields().len() - 2);
+            let mut state = PartitionState::new(
+                spec.records(input.schema().fields().len()),
+                spec.histograms.clone(),
+            );
             while let Some(batch) = input.next().await {
                 state.push(&batch?)?;
             }

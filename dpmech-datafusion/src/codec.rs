@@ -26,17 +26,18 @@ use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF, WindowUDF};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
-use dpmech::statistics::Bounds;
+use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::bound::{BoundContributionsExec, BoundSpec};
 use crate::key::RankKey;
-use crate::udf::{GridUnits, GroupKeyText, UnitFingerprint};
+use crate::udf::{GridBin, GridUnits, GroupKeyText, UnitFingerprint};
 
 const FALLBACK: u8 = 0;
 const BOUND_EXEC: u8 = 1;
 const UNIT_FINGERPRINT: u8 = 2;
 const GRID_UNITS: u8 = 3;
 const GROUP_KEY_TEXT: u8 = 4;
+const GRID_BIN: u8 = 5;
 
 /// The physical extension codec of `dpmech-datafusion` plans (see the module docs).
 ///
@@ -104,6 +105,11 @@ impl PhysicalExtensionCodec for DpmechCodec {
                     .collect::<Result<Vec<_>>>()?,
             ),
         };
+        let histograms = (0..r.u32()?).map(|_| r.u32()).collect::<Result<Vec<_>>>()?;
+        if histograms.iter().any(|&b| b == 0) {
+            return Err(malformed());
+        }
+        let spec = spec.with_histograms(histograms);
         r.end()?;
         Ok(Arc::new(BoundContributionsExec::try_new(
             inputs[0].clone(),
@@ -146,6 +152,10 @@ impl PhysicalExtensionCodec for DpmechCodec {
                 }
             }
         }
+        buf.extend((spec.histograms.len() as u32).to_le_bytes());
+        for &bins in &spec.histograms {
+            buf.extend(bins.to_le_bytes());
+        }
         Ok(())
     }
 
@@ -165,6 +175,13 @@ impl PhysicalExtensionCodec for DpmechCodec {
                 ScalarUDF::new_from_impl(GridUnits::new(name.to_string(), bounds, r.i32()?))
             }
             GROUP_KEY_TEXT => ScalarUDF::new_from_impl(GroupKeyText::new()),
+            GRID_BIN => {
+                let (lower, upper, nan, bins) = (r.f64()?, r.f64()?, r.f64()?, r.u32()?);
+                let grid = QuantileGrid::new(lower, upper, bins as usize)
+                    .and_then(|g| g.impute_nan(nan))
+                    .map_err(|e| DataFusionError::Internal(format!("DpmechCodec: {e}")))?;
+                ScalarUDF::new_from_impl(GridBin::new(name.to_string(), grid))
+            }
             _ => return Err(malformed()),
         };
         r.end()?;
@@ -186,6 +203,13 @@ impl PhysicalExtensionCodec for DpmechCodec {
             buf.extend(g.grid_exp().to_le_bytes());
         } else if node.inner().downcast_ref::<GroupKeyText>().is_some() {
             buf.push(GROUP_KEY_TEXT);
+        } else if let Some(b) = node.inner().downcast_ref::<GridBin>() {
+            let grid = b.grid();
+            buf.push(GRID_BIN);
+            for v in [grid.lower(), grid.upper(), grid.bounds().nan_value()] {
+                buf.extend(v.to_le_bytes());
+            }
+            buf.extend((grid.bins() as u32).to_le_bytes());
         } else if let Some(fallback) = &self.fallback {
             // The fallback's bytes, tagged; none if it has none (encoded by name).
             let mut theirs = Vec::new();
@@ -271,6 +295,13 @@ mod tests {
             ScalarUDF::new_from_impl(UnitFingerprint::new("fp".into(), &key)),
             ScalarUDF::new_from_impl(GridUnits::new("grid".into(), bounds, -7)),
             ScalarUDF::new_from_impl(GroupKeyText::new()),
+            ScalarUDF::new_from_impl(GridBin::new(
+                "bins".into(),
+                QuantileGrid::new(-2.0, 6.0, 300)
+                    .unwrap()
+                    .impute_nan(1.5)
+                    .unwrap(),
+            )),
         ] {
             let mut buf = Vec::new();
             DpmechCodec::new().try_encode_udf(&udf, &mut buf).unwrap();

@@ -2,10 +2,14 @@
 //! bounding operator, and what the operator gives the final aggregation.
 //!
 //! ```text
-//! rows stage      (__f UInt64, __g, __v0 Int32, __v1 Int32, …)      module plan
-//! bounding    →   (__g, __count Int64, __units Int64, __s0 Decimal128(38, 0), …)   module bound
+//! rows stage      (__f UInt64, __g, __v0 Int32, …, __b0 Int32, …)     module plan
+//! bounding    →   (__g, __count Int64, __units Int64, __s0 Decimal128(38, 0), …,
+//!                  __h0_0 Int64, …, __h0_{B−1}, __h1_0, …)             module bound
 //! aggregation →   the same columns, summed per __g                    module aggregate
 //! ```
+//!
+//! `__v` are records in grid units (sums and means), `__b` records' bins on a quantile
+//! grid, `__h` the bounded records' counts per bin.
 
 /// The privacy unit's keyed fingerprint (`UInt64`).
 pub(crate) const FINGERPRINT: &str = "__f";
@@ -21,13 +25,23 @@ pub(crate) fn value(j: usize) -> String {
     format!("__v{j}")
 }
 
+/// Bin column `j` of the rows stage: each record's bin on quantile grid `j`.
+pub(crate) fn bin(j: usize) -> String {
+    format!("__b{j}")
+}
+
+/// The count of bounded records of quantile grid `j` in bin `b`.
+pub(crate) fn histogram(j: usize, b: usize) -> String {
+    format!("__h{j}_{b}")
+}
+
 /// The exact sum of record column `j` over the kept pairs of a group.
 pub(crate) fn sum(j: usize) -> String {
     format!("__s{j}")
 }
 
 /// Where the exact partials of a group stand in its row of partials: the count, the
-/// units, then one sum per value column.
+/// units, one sum per value column, then the bins of each quantile grid in turn.
 pub(crate) mod partial {
     /// The bounded row count.
     pub(crate) const COUNT: usize = 0;
@@ -36,5 +50,9 @@ pub(crate) mod partial {
     /// The sum of value column `j`.
     pub(crate) const fn sum(j: usize) -> usize {
         2 + j
+    }
+    /// The first bin of the histograms, after `values` sums.
+    pub(crate) const fn histograms(values: usize) -> usize {
+        2 + values
     }
 }

@@ -51,16 +51,22 @@ pub(crate) enum DpFunction {
     Sum,
     /// `dp_mean(column, lower, upper, ε)`.
     Mean,
+    /// `dp_quantile(column, lower, upper, q, ε [, bins])`.
+    Quantile,
+    /// `dp_median(column, lower, upper, ε [, bins])`.
+    Median,
     /// `dp_partition_selection(ε, δ)`: the keys are found in the data.
     PartitionSelection,
 }
 
 impl DpFunction {
-    const ALL: [DpFunction; 5] = [
+    const ALL: [DpFunction; 7] = [
         DpFunction::Count,
         DpFunction::CountUnits,
         DpFunction::Sum,
         DpFunction::Mean,
+        DpFunction::Quantile,
+        DpFunction::Median,
         DpFunction::PartitionSelection,
     ];
 
@@ -70,6 +76,8 @@ impl DpFunction {
             DpFunction::CountUnits => "dp_count_units",
             DpFunction::Sum => "dp_sum",
             DpFunction::Mean => "dp_mean",
+            DpFunction::Quantile => "dp_quantile",
+            DpFunction::Median => "dp_median",
             DpFunction::PartitionSelection => "dp_partition_selection",
         }
     }
@@ -149,6 +157,20 @@ pub fn dp_sum(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
 /// for [`dp_sum`].
 pub fn dp_mean(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
     udaf(DpFunction::Mean).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
+}
+
+/// `dp_quantile(column, lower, upper, q, ε)`: the `q`-quantile of `column` per group,
+/// records clamped to `[lower, upper]` (NULL and NaN read as the midpoint), selected over
+/// the edges of [`DEFAULT_QUANTILE_BINS`](crate::DEFAULT_QUANTILE_BINS) equal bins
+/// (in SQL an optional sixth argument sets the bins). Pure ε-DP
+/// ([`GroupedQuery::quantile`](crate::GroupedQuery::quantile)).
+pub fn dp_quantile(column: Expr, lower: f64, upper: f64, q: f64, epsilon: f64) -> Expr {
+    udaf(DpFunction::Quantile).call(vec![column, lit(lower), lit(upper), lit(q), lit(epsilon)])
+}
+
+/// `dp_median(column, lower, upper, ε)`: [`dp_quantile`] at `q = 0.5`.
+pub fn dp_median(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
+    udaf(DpFunction::Median).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
 }
 
 /// `dp_partition_selection(ε, δ)`: the groups are keys found in the data, each released

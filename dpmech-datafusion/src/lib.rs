@@ -136,7 +136,9 @@ pub use aggregate::{LocalRunner, PlanRunner};
 pub use codec::DpmechCodec;
 pub use key::ReleaseKey;
 pub use noise::ReleasedValue;
-pub use query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
+pub use query::{
+    Aggregate, ContributionBounds, DEFAULT_QUANTILE_BINS, GroupedQuery, Keys, MAX_QUANTILE_BINS,
+};
 pub use release::{PrivateSession, Release, ReleasedRow};
 
 /// Everything that can go wrong in a private release. Only public parameters and the

@@ -11,7 +11,7 @@
 //! `σ² = L0·Δ∞²/(2ρ)`; the cells of a unit then compose to ε (ρ).
 
 use dpmech::privacy::round;
-use dpmech::statistics::Bounds;
+use dpmech::statistics::{Bounds, Quantile, QuantileGrid};
 use dpmech::{DiscreteGaussian, Geometric};
 use rand_chacha::ChaCha20Rng;
 
@@ -139,6 +139,13 @@ pub(crate) enum AggregateNoise {
         count: CellNoise,
         sum: CellNoise,
     },
+    /// A quantile: selected over its grid from the cell's histogram, the partials from
+    /// `offset` on (one exact count per bin).
+    Quantile {
+        column: String,
+        offset: usize,
+        quantile: Quantile,
+    },
 }
 
 impl AggregateNoise {
@@ -206,6 +213,33 @@ impl AggregateNoise {
                         &grid,
                     )?,
                     grid,
+                }
+            }
+            // A unit adds at most m records to each of its ≤ L0 cells: the rank score's
+            // sensitivity is that of m contributions (dpmech's Quantile), at ε/L0 per
+            // cell; under zCDP at ε = √(2ρ/L0), which is (ρ/L0)-zCDP (BS16, Prop. 1.4).
+            (
+                Aggregate::Quantile {
+                    column,
+                    bounds,
+                    q,
+                    bins,
+                    ..
+                },
+                _,
+            ) => {
+                let grid = QuantileGrid::new(bounds.lower(), bounds.upper(), *bins)?
+                    .impute_nan(bounds.nan_value())?;
+                let per_cell = per_cell(budget, max_groups);
+                let epsilon = if zcdp {
+                    round::sqrt_down(round::mul_down(2.0, per_cell))
+                } else {
+                    per_cell
+                };
+                AggregateNoise::Quantile {
+                    column: column.clone(),
+                    offset: value,
+                    quantile: Quantile::new(&grid, *q, epsilon, m)?,
                 }
             }
             (_, None) => return Err(crate::internal("a sum or mean needs its grid")),
@@ -278,6 +312,27 @@ impl AggregateNoise {
                         clamp_or(lo, lower, upper, lower),
                         clamp_or(hi, lower, upper, upper),
                     ),
+                }
+            }
+            AggregateNoise::Quantile {
+                column,
+                offset,
+                quantile,
+            } => {
+                let bins = quantile.grid().bins();
+                // Exact counts (never negative: a NULL partial reads as 0).
+                let counts: Vec<u64> = partials[*offset..*offset + bins]
+                    .iter()
+                    .map(|&c| c.max(0) as u64)
+                    .collect();
+                let value = quantile.release_counts(&counts, &mut rng)?;
+                ReleasedValue {
+                    name: format!("quantile({column}, {})", quantile.level()),
+                    value,
+                    // In value units the error depends on the data's spread; the
+                    // data-free statement is in ranks (`rank_error`): the interval is
+                    // the grid's.
+                    interval: (quantile.grid().lower(), quantile.grid().upper()),
                 }
             }
         })

@@ -31,7 +31,7 @@ use datafusion::functions_aggregate::expr_fn::sum;
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, cast, lit, try_cast};
 use datafusion::physical_plan::ExecutionPlan;
 use dpmech::PrivacyLoss;
-use dpmech::statistics::Bounds;
+use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::DpError;
 use crate::aggregate::encode_tuple;
@@ -39,9 +39,9 @@ use crate::bound::{BoundSpec, BoundedTable};
 use crate::columns;
 use crate::key::ReleaseKey;
 use crate::noise::AggregateNoise;
-use crate::query::{ContributionBounds, GroupedQuery, Keys};
+use crate::query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
 use crate::select::Selection;
-use crate::udf::{Grid, GridUnits, GroupKeyText, UnitFingerprint, fits_i64, has_total_text_form};
+use crate::udf::{Grid, GridBin, GridUnits, GroupKeyText, UnitFingerprint, fits_i64, has_total_text_form};
 
 /// A registered private table: the raw rows' provider (kept by the session, never
 /// registered anywhere), its privacy unit and contribution bounds.
@@ -66,9 +66,9 @@ pub(crate) struct ReleasePlan {
     pub(crate) public_keys: Option<Vec<String>>,
     /// The grouping columns and their types, in the query's order.
     pub(crate) group_columns: Vec<(String, DataType)>,
-    /// The number of record columns (sums and means), whose sums follow the count and
-    /// the units in a group's partials.
-    pub(crate) value_columns: usize,
+    /// The number of a group's exact partials: the count, the units, a sum per record
+    /// column and a count per bin of each quantile grid.
+    pub(crate) partials: usize,
     /// The engine's plan of the exact partials.
     pub(crate) physical: Arc<dyn ExecutionPlan>,
 }
@@ -78,6 +78,13 @@ struct ValueColumn {
     column: String,
     bounds: Bounds,
     grid: Grid,
+}
+
+/// A bin column of the rows stage: its source column and quantile grid (one per
+/// distinct pair, shared by the quantiles that read it).
+struct BinColumn {
+    column: String,
+    grid: QuantileGrid,
 }
 
 impl ReleasePlan {
@@ -108,19 +115,47 @@ impl ReleasePlan {
             group_columns.push((name.clone(), group_type.clone()));
         }
         let mut values: Vec<ValueColumn> = Vec::new();
+        let mut bins: Vec<BinColumn> = Vec::new();
+        // The histograms' partials follow the sums of every value column.
+        let value_count = query.aggregates.iter().filter(|a| a.column().is_some()).count();
         let mut aggregates = Vec::with_capacity(query.aggregates.len());
         for aggregate in &query.aggregates {
+            if let Aggregate::Quantile {
+                column,
+                bounds,
+                bins: size,
+                ..
+            } = aggregate
+            {
+                check_value_type(&schema, column)?;
+                let grid = QuantileGrid::new(bounds.lower(), bounds.upper(), *size)?
+                    .impute_nan(bounds.nan_value())?;
+                let index = match bins.iter().position(|b| b.column == *column && b.grid == grid) {
+                    Some(i) => i,
+                    None => {
+                        bins.push(BinColumn {
+                            column: column.clone(),
+                            grid,
+                        });
+                        bins.len() - 1
+                    }
+                };
+                let offset = crate::columns::partial::histograms(value_count)
+                    + bins[..index].iter().map(|b| b.grid.bins()).sum::<usize>();
+                aggregates.push(AggregateNoise::new(
+                    aggregate,
+                    offset,
+                    None,
+                    max_groups,
+                    max_rows_per_group,
+                    query.zcdp,
+                )?);
+                continue;
+            }
             let (value, grid) = match aggregate.column() {
                 None => (0, None),
                 Some((column, bounds)) => {
-                    let data_type = column_type(&schema, column)?;
-                    if !is_value_type(data_type) {
-                        return Err(DpError::UnsupportedType {
-                            column: column.to_string(),
-                            data_type: data_type.to_string(),
-                            role: "summed (numbers, booleans and text can)",
-                        });
-                    }
+                    check_value_type(&schema, column)?;
                     let grid = Grid::for_bounds(bounds)?;
                     values.push(ValueColumn {
                         column: column.to_string(),
@@ -153,15 +188,17 @@ impl ReleasePlan {
             max_rows_per_group,
             key.rank_key("groups"),
             query.unbounded(),
-        )?;
-        let physical = engine_plan(query, table, &group_columns, &values, spec, state, key).await?;
+        )?
+        .with_histograms(bins.iter().map(|b| b.grid.bins() as u32).collect());
+        let physical = engine_plan(query, table, &group_columns, &values, &bins, spec, state, key).await?;
         Ok(ReleasePlan {
             loss,
             aggregates,
             selection,
             public_keys,
             group_columns,
-            value_columns: values.len(),
+            partials: crate::columns::partial::histograms(values.len())
+                + bins.iter().map(|b| b.grid.bins()).sum::<usize>(),
             physical,
         })
     }
@@ -181,6 +218,20 @@ fn column_type<'a>(schema: &'a Schema, name: &str) -> Result<&'a DataType, DpErr
         .field_with_name(name)
         .map(|f| f.data_type())
         .map_err(|_| DpError::UnknownColumn(name.to_string()))
+}
+
+/// Refuses a record column whose type has no total reading as a number.
+fn check_value_type(schema: &Schema, column: &str) -> Result<(), DpError> {
+    let data_type = column_type(schema, column)?;
+    if is_value_type(data_type) {
+        Ok(())
+    } else {
+        Err(DpError::UnsupportedType {
+            column: column.to_string(),
+            data_type: data_type.to_string(),
+            role: "read as a number (numbers, booleans and text can)",
+        })
+    }
 }
 
 /// Types a record may have: numbers, and text that is parsed (what does not parse is
@@ -206,6 +257,7 @@ async fn engine_plan(
     table: &PrivateTable,
     group_columns: &[(String, DataType)],
     values: &[ValueColumn],
+    bins: &[BinColumn],
     spec: BoundSpec,
     state: &SessionState,
     key: &ReleaseKey,
@@ -238,6 +290,13 @@ async fn engine_plan(
                 .alias(columns::value(j)),
         );
     }
+    for (j, b) in bins.iter().enumerate() {
+        let bin = ScalarUDF::new_from_impl(GridBin::new(format!("dpmech_grid_bin_{j}"), b.grid));
+        projection.push(
+            bin.call(vec![try_cast(column(&b.column), DataType::Float64)])
+                .alias(columns::bin(j)),
+        );
+    }
     let mut rows = LogicalPlanBuilder::scan(
         TableReference::bare(table.name.as_str()),
         provider_as_source(table.provider.clone()),
@@ -266,6 +325,9 @@ async fn engine_plan(
     let exact = |name: &str| sum(cast(column(name), DataType::Decimal128(38, 0))).alias(name);
     let mut sums = vec![exact(columns::COUNT), exact(columns::UNITS)];
     sums.extend((0..values.len()).map(|j| exact(&columns::sum(j))));
+    for (j, b) in bins.iter().enumerate() {
+        sums.extend((0..b.grid.bins()).map(|i| exact(&columns::histogram(j, i))));
+    }
     let merged = LogicalPlanBuilder::scan("dpmech_bounded", bounded, None)?
         .aggregate(vec![column(columns::GROUP)], sums)?
         .build()?;

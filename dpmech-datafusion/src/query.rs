@@ -99,7 +99,30 @@ pub enum Aggregate {
         /// ε of this aggregate.
         epsilon: f64,
     },
+    /// The `q`-quantile of a clamped column, selected over the edges of `bins` equal
+    /// bins of the bounds ([`dpmech::statistics::Quantile`], permute-and-flip on the
+    /// rank score) from the exact counts of the bounded records per bin.
+    Quantile {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// The level, in `[0, 1]` (0.5: the median).
+        q: f64,
+        /// The number of bins of the grid, in `1..=`[`MAX_QUANTILE_BINS`].
+        bins: usize,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
 }
+
+/// The bins of a quantile's grid unless said otherwise: 256 (the error of a released
+/// quantile is at most one bin, `(upper − lower)/256`, beyond its error in ranks).
+pub const DEFAULT_QUANTILE_BINS: usize = 256;
+
+/// The most bins of a quantile's grid in a release: 4096. Each bin is a column of the
+/// engine's plan (an exact count per group), so the bound is on the plan's width.
+pub const MAX_QUANTILE_BINS: usize = 4096;
 
 impl Aggregate {
     /// Its budget: ε, or ρ under zCDP.
@@ -108,14 +131,15 @@ impl Aggregate {
             Aggregate::Count { epsilon }
             | Aggregate::CountUnits { epsilon }
             | Aggregate::Sum { epsilon, .. }
-            | Aggregate::Mean { epsilon, .. } => *epsilon,
+            | Aggregate::Mean { epsilon, .. }
+            | Aggregate::Quantile { epsilon, .. } => *epsilon,
         }
     }
 
-    /// The column and bounds of a sum or mean.
+    /// The column and bounds of a sum or mean (records in grid units).
     pub(crate) fn column(&self) -> Option<(&str, &Bounds)> {
         match self {
-            Aggregate::Count { .. } | Aggregate::CountUnits { .. } => None,
+            Aggregate::Count { .. } | Aggregate::CountUnits { .. } | Aggregate::Quantile { .. } => None,
             Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } => {
                 Some((column, bounds))
             }
@@ -295,6 +319,33 @@ impl GroupedQuery {
         self
     }
 
+    /// Adds a DP `q`-quantile of `column` clamped to `bounds`, on a grid of
+    /// [`DEFAULT_QUANTILE_BINS`] bins ([`quantile_on`](Self::quantile_on) for another).
+    /// Pure ε-DP (ε/L0 per cell, each cell's rank score of sensitivity L∞/2-to-L∞ under
+    /// add/remove of a unit); under [`zcdp`](Self::zcdp) its parameter is ρ and each
+    /// cell runs at `ε = √(2ρ/L0)` (ε-DP implies ε²/2-zCDP).
+    pub fn quantile(self, column: &str, bounds: Bounds, q: f64, epsilon: f64) -> Self {
+        self.quantile_on(column, bounds, q, DEFAULT_QUANTILE_BINS, epsilon)
+    }
+
+    /// Adds a DP median of `column` clamped to `bounds` ([`quantile`](Self::quantile)
+    /// at `q = 0.5`).
+    pub fn median(self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.quantile(column, bounds, 0.5, epsilon)
+    }
+
+    /// Adds a DP `q`-quantile of `column` clamped to `bounds` on a grid of `bins` bins.
+    pub fn quantile_on(mut self, column: &str, bounds: Bounds, q: f64, bins: usize, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Quantile {
+            column: column.to_string(),
+            bounds,
+            q,
+            bins,
+            epsilon,
+        });
+        self
+    }
+
     /// **Not private**: the same query without contribution bounding, for the negative
     /// controls of tests. Exists only with the `unsafe-testing` feature, which must never
     /// be enabled in production.
@@ -346,6 +397,24 @@ impl GroupedQuery {
         }
         if self.group_by.is_empty() && matches!(self.keys, Keys::Private { .. }) {
             return Err(DpError::SelectionWithoutGroups);
+        }
+        for a in &self.aggregates {
+            if let Aggregate::Quantile { q, bins, .. } = a {
+                if !(0.0..=1.0).contains(q) {
+                    return Err(DpError::Privacy(dpmech::Error::InvalidParameter {
+                        name: "q",
+                        value: *q,
+                        reason: "a quantile's level lies in [0, 1]",
+                    }));
+                }
+                if !(1..=MAX_QUANTILE_BINS).contains(bins) {
+                    return Err(DpError::Privacy(dpmech::Error::InvalidParameter {
+                        name: "bins",
+                        value: *bins as f64,
+                        reason: "a quantile's grid in a release has between 1 and 4096 bins",
+                    }));
+                }
+            }
         }
         let mut total = 0.0;
         for a in &self.aggregates {

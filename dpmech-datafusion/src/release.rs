@@ -350,7 +350,7 @@ fn noisy_rows(
         (None, Some(keys)) => keys.iter().cloned().map(Some).collect(),
         (None, None) => Vec::new(),
     };
-    let zeros = vec![0i64; crate::columns::partial::sum(plan.value_columns)];
+    let zeros = vec![0i64; plan.partials];
     let mut rows = Vec::with_capacity(groups.len());
     for k in groups {
         let cells = partials.get(&k).unwrap_or(&zeros);

@@ -99,7 +99,7 @@ fn dp_call(expr: &Expr) -> Result<(DpFunction, &[Expr]), DpError> {
             let p = &f.params;
             let function = DpFunction::of(&f.func).ok_or_else(|| {
                 unsupported(format!(
-                    "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum or dp_mean",
+                    "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum, dp_mean, dp_quantile or dp_median",
                     f.func.name()
                 ))
             })?;
@@ -129,6 +129,7 @@ fn arity(function: DpFunction, args: &[Expr], n: usize) -> Result<(), DpError> {
     }
 }
 
+/// `(column, lower, upper, x)`: the column, its bounds and the number `x`.
 fn bounded(function: DpFunction, args: &[Expr]) -> Result<(String, Bounds, f64), DpError> {
     arity(function, args, 4)?;
     let col = column(&args[0]).ok_or_else(|| {
@@ -428,6 +429,33 @@ impl GroupedQuery {
                 DpFunction::Mean => {
                     let (col, bounds, epsilon) = bounded(function, args)?;
                     release.mean(&col, bounds, epsilon)
+                }
+                DpFunction::Quantile | DpFunction::Median => {
+                    // (column, lower, upper, [q,] ε [, bins])
+                    let median = function == DpFunction::Median;
+                    let required = if median { 4 } else { 5 };
+                    if args.len() != required && args.len() != required + 1 {
+                        arity(function, args, required)?;
+                    }
+                    let (col, bounds, _) = bounded(function, &args[..4])?;
+                    let q = if median { 0.5 } else { number(&args[3])? };
+                    let epsilon = number(&args[required - 1])?;
+                    let bins = match args.get(required) {
+                        None => crate::DEFAULT_QUANTILE_BINS,
+                        Some(b) => {
+                            // A count of bins; its range is checked with the other
+                            // parameters (`privacy_loss`).
+                            let b = number(b)?;
+                            if b.fract() != 0.0 || b < 0.0 {
+                                return Err(unsupported(format!(
+                                    "{}: bins must be a whole number, found {b}",
+                                    function.name()
+                                )));
+                            }
+                            b as usize
+                        }
+                    };
+                    release.quantile_on(&col, bounds, q, bins, epsilon)
                 }
                 // The keys' rule, not a released column.
                 DpFunction::PartitionSelection => release,

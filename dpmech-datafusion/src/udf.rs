@@ -10,7 +10,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
-use dpmech::statistics::Bounds;
+use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::key::{RankKey, ReleaseKey};
 
@@ -388,26 +388,34 @@ impl GridUnits {
     }
 }
 
-impl ScalarUDFImpl for GridUnits {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int32)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let n = args.number_rows;
-        let array = args.args[0].to_array(n)?;
-        let values = array
-            .as_any()
-            .downcast_ref::<Float64Array>()
-            .expect("signature: Float64");
-        Ok(ColumnarValue::Array(Arc::new(self.column(values))))
-    }
+/// The scalar UDF of a per-record rule `DOUBLE → INT` (a type with `name`, `signature`
+/// and `column(&Float64Array) -> Int32Array`): the same plumbing for every rule.
+macro_rules! per_record_udf {
+    ($rule:ty) => {
+        impl ScalarUDFImpl for $rule {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn signature(&self) -> &Signature {
+                &self.signature
+            }
+            fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+                Ok(DataType::Int32)
+            }
+            fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+                let array = args.args[0].to_array(args.number_rows)?;
+                let values = array
+                    .as_any()
+                    .downcast_ref::<Float64Array>()
+                    .expect("signature: Float64");
+                Ok(ColumnarValue::Array(Arc::new(self.column(values))))
+            }
+        }
+    };
 }
+
+per_record_udf!(GridUnits);
+per_record_udf!(GridBin);
 
 impl GridUnits {
     /// [`units`](Self::units) of every value, with the scale computed once.
@@ -426,6 +434,67 @@ impl GridUnits {
                 .collect(),
         };
         Int32Array::from(units)
+    }
+}
+
+/// `name(value DOUBLE) → INT`: the bin of one record on a public quantile grid, by the
+/// grid's rule ([`QuantileGrid::bin_of`]: NULL and NaN read as the grid's NaN value,
+/// ±∞ and values outside the bounds clamped), always in `0..B`. Total: no record can
+/// cause an error.
+#[derive(Debug)]
+pub(crate) struct GridBin {
+    name: String,
+    grid: QuantileGrid,
+    signature: Signature,
+}
+
+/// Two functions are equal when they compute the same (name and grid).
+impl PartialEq for GridBin {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && grid_bits(&self.grid) == grid_bits(&other.grid)
+    }
+}
+
+impl Eq for GridBin {}
+
+impl std::hash::Hash for GridBin {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        grid_bits(&self.grid).hash(state);
+    }
+}
+
+fn grid_bits(g: &QuantileGrid) -> ([u64; 3], usize) {
+    (bound_bits(&g.bounds()), g.bins())
+}
+
+impl GridBin {
+    pub(crate) fn new(name: String, grid: QuantileGrid) -> Self {
+        GridBin {
+            name,
+            grid,
+            signature: Signature::exact(vec![DataType::Float64], Volatility::Immutable),
+        }
+    }
+
+    pub(crate) fn grid(&self) -> &QuantileGrid {
+        &self.grid
+    }
+}
+
+impl GridBin {
+    /// The bin of every value (`NULL` read as NaN). Bins are below 2¹⁶
+    /// (`MAX_QUANTILE_BINS`), so `as i32` is exact.
+    fn column(&self, values: &Float64Array) -> Int32Array {
+        let bin = |i: usize| {
+            let v = if values.is_valid(i) {
+                values.value(i)
+            } else {
+                f64::NAN
+            };
+            self.grid.bin_of(v) as i32
+        };
+        Int32Array::from_iter_values((0..values.len()).map(bin))
     }
 }
 

@@ -5,15 +5,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{key, memory_table, runtime};
+use common::{audit_release, key, memory_table, runtime};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use datafusion::common::ScalarValue;
 use datafusion::prelude::{SessionConfig, SessionContext, col};
 use dpmech::Accountant;
-use dpmech::audit::Auditor;
 use dpmech_datafusion::functions::dp_count_units;
-use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession, Release, ReleaseKey};
-use rand_core::Rng;
+use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession, Release};
 
 const BOUNDS: ContributionBounds = ContributionBounds {
     max_groups: 3,
@@ -215,19 +213,9 @@ fn unit_counts_pass_their_audit_through_sql_and_fail_without_bounding() {
         if !bounded {
             q = q.without_contribution_bounding_for_tests();
         }
-        let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
-            let mut k = [0u8; 32];
-            rng.fill_bytes(&mut k);
-            let r = rt
-                .block_on(s.release_with_key(&q, ReleaseKey::from_bytes_insecure(k)))
-                .unwrap();
+        audit_release(&rt, (&d, &d_prime), &q, 1.0, 6_000, |r| {
             r.rows.iter().map(|row| row.values[0].value as i64).sum::<i64>()
-        };
-        Auditor::pure(1.0)
-            .unwrap()
-            .samples(6_000)
-            .audit(|rng| run(&d, rng), |rng| run(&d_prime, rng))
-            .unwrap()
+        })
     };
     let good = audit(true);
     println!("unit count, bounded: {good}");

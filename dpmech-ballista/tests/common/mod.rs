@@ -94,7 +94,9 @@ pub fn queries() -> Vec<(&'static str, GroupedQuery)> {
                 .public_keys(days.clone())
                 .count(0.5)
                 .sum("duration", b, 0.5)
-                .mean("duration", b, 0.5),
+                .mean("duration", b, 0.5)
+                .median("duration", b, 0.5)
+                .quantile("duration", b, 0.9, 0.5),
         ),
         (
             "private keys, ε",
@@ -109,7 +111,8 @@ pub fn queries() -> Vec<(&'static str, GroupedQuery)> {
                 .public_keys(days)
                 .zcdp()
                 .count(0.1)
-                .sum("duration", b, 0.1),
+                .sum("duration", b, 0.1)
+                .median("duration", b, 0.1),
         ),
     ]
 }

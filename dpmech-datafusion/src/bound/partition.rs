@@ -156,10 +156,12 @@ impl GroupDict {
 }
 
 /// One partition's rows, bucketed: each bucket is a list of fixed-size chunks of
-/// packed rows `[fingerprint (2 words), group id, record₀, …]` of 32-bit words, so a row
-/// is one short sequential append and nothing is ever copied to grow.
+/// packed rows `[fingerprint (2 words), group id, record₀, …, bin₀, …]` of 32-bit words,
+/// so a row is one short sequential append and nothing is ever copied to grow.
 pub(super) struct PartitionState {
     values: usize,
+    /// The number of bins of each quantile grid (a bin column each, after the records).
+    histograms: Vec<u32>,
     groups: GroupDict,
     group_type: Option<DataType>,
     buckets: Vec<Vec<Vec<u32>>>,
@@ -174,9 +176,10 @@ const CHUNK_ROWS: usize = 4096;
 const NONE: u32 = u32::MAX;
 
 impl PartitionState {
-    pub(super) fn new(values: usize) -> Self {
+    pub(super) fn new(values: usize, histograms: Vec<u32>) -> Self {
         PartitionState {
             values,
+            histograms,
             groups: GroupDict::default(),
             group_type: None,
             buckets: vec![Vec::new(); BUCKETS],
@@ -185,7 +188,7 @@ impl PartitionState {
     }
 
     fn stride(&self) -> usize {
-        3 + self.values
+        3 + self.values + self.histograms.len()
     }
 
     pub(super) fn push(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -209,9 +212,21 @@ impl PartitionState {
                     .ok_or_else(|| DataFusionError::Internal("records must be Int32 grid units".into()))
             })
             .collect::<Result<_>>()?;
-        // A NULL fingerprint or record cannot occur (both functions are total); 0 if it did.
+        // Bins likewise, each below its grid's size (`GridBin`); one beyond would be
+        // read as the last bin.
+        let bins: Vec<&Int32Array> = (0..self.histograms.len())
+            .map(|j| {
+                batch
+                    .column(2 + self.values + j)
+                    .as_any()
+                    .downcast_ref::<Int32Array>()
+                    .ok_or_else(|| DataFusionError::Internal("bins must be Int32".into()))
+            })
+            .collect::<Result<_>>()?;
+        // A NULL fingerprint, record or bin cannot occur (the functions are total); 0 if
+        // it did.
         let fingerprints = without_nulls(fingerprints);
-        let records: Vec<_> = records.iter().map(|r| without_nulls(r)).collect();
+        let records: Vec<_> = records.iter().chain(&bins).map(|r| without_nulls(r)).collect();
         let chunk_words = self.chunk_rows * self.stride();
         for (row, &group) in ids.iter().enumerate() {
             let f = fingerprints[row];
@@ -243,6 +258,21 @@ impl PartitionState {
         let mut counts = vec![0i64; n_groups];
         let mut units = vec![0i64; n_groups];
         let mut sums = vec![0i128; n_groups * k];
+        // The bounded records' counts per bin, `bins_total` per group: histogram `j`
+        // from `first_bin[j]` on.
+        let first_bin: Vec<usize> = self
+            .histograms
+            .iter()
+            .scan(0usize, |at, &b| {
+                let first = *at;
+                *at += b as usize;
+                Some(first)
+            })
+            .collect();
+        let bins_total: usize = self.histograms.iter().map(|&b| b as usize).sum();
+        let mut histogram = vec![0i64; n_groups * bins_total];
+        // Scratch of the pairs with more than m rows: (kept pair, bin), per grid.
+        let mut over: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.histograms.len()];
         // Each group's keyed hash: a pair's rank mixes it with the unit's fingerprint.
         let group_hashes: Vec<u64> = self
             .groups
@@ -333,6 +363,37 @@ impl PartitionState {
                     });
                     pairs.truncate(l0);
                 }
+                if bins_total > 0 {
+                    // The histograms of the kept pairs: all records of a pair of at most
+                    // m, else m of its records (`spread_pick`).
+                    over.iter_mut().for_each(Vec::clear);
+                    let mut row = head;
+                    while row != NONE {
+                        let words = row_at(row);
+                        if let Some(kept) = pairs.iter().position(|p| p.group == words[2]) {
+                            let p = &pairs[kept];
+                            let g = p.group as usize;
+                            for (j, &bins) in self.histograms.iter().enumerate() {
+                                let bin = (words[3 + k + j] as usize).min(bins as usize - 1);
+                                if unbounded || p.rows <= m {
+                                    histogram[g * bins_total + first_bin[j] + bin] += 1;
+                                } else {
+                                    over[j].push((kept as u32, bin as u32));
+                                }
+                            }
+                        }
+                        row = next[row as usize];
+                    }
+                    for (j, pairs_bins) in over.iter_mut().enumerate() {
+                        pairs_bins.sort_unstable();
+                        for run in pairs_bins.chunk_by(|a, b| a.0 == b.0) {
+                            let g = pairs[run[0].0 as usize].group as usize;
+                            for bin in spread_pick(run.len(), m as usize).map(|i| run[i].1 as usize) {
+                                histogram[g * bins_total + first_bin[j] + bin] += 1;
+                            }
+                        }
+                    }
+                }
                 for p in &pairs {
                     let g = p.group as usize;
                     units[g] += 1;
@@ -370,6 +431,11 @@ impl PartitionState {
                 Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
             ));
         }
+        for b in 0..bins_total {
+            columns.push(Arc::new(Int64Array::from_iter_values(
+                (0..n_groups).map(|g| histogram[g * bins_total + b]),
+            )));
+        }
         Ok(filter_record_batch(
             &RecordBatch::try_new(schema, columns)?,
             &supported,
@@ -395,6 +461,14 @@ where
             })
             .collect()
     }
+}
+
+/// The positions of the `m` records a pair of `c > m` records keeps of its records
+/// sorted by bin: `⌊(2i + 1)·c/(2m)⌋` for `i < m`, evenly spread over its ranks, so the
+/// kept records follow the pair's own distribution (as a sum keeps `m` records of the
+/// pair's mean). A function of the pair's records alone: the same on any partitioning.
+fn spread_pick(c: usize, m: usize) -> impl Iterator<Item = usize> {
+    (0..m.min(c)).map(move |i| ((2 * i + 1) as u128 * c as u128 / (2 * m.min(c)) as u128) as usize)
 }
 
 /// One (unit, group) pair of the unit at hand.
@@ -512,7 +586,7 @@ mod tests {
                 Field::new("__g", DataType::Int64, true),
                 Field::new("__v0", DataType::Int32, false),
             ]));
-            let mut partition = PartitionState::new(1);
+            let mut partition = PartitionState::new(1, Vec::new());
             partition.chunk_rows = 3;
             for batch in rows.chunks(37) {
                 let batch = RecordBatch::try_new(
@@ -526,7 +600,7 @@ mod tests {
                 .unwrap();
                 partition.push(&batch).unwrap();
             }
-            let out = partition.finish(&spec, output_schema(&schema)).unwrap();
+            let out = partition.finish(&spec, output_schema(&schema, &spec)).unwrap();
             let keys = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
             let column = |c: usize| {
                 out.column(c)
@@ -569,9 +643,9 @@ mod tests {
                 continue;
             }
             let spec = BoundSpec::new(2, 1, RankKey::from_words(1, 2), unbounded).unwrap();
-            let mut partition = PartitionState::new(0);
+            let mut partition = PartitionState::new(0, Vec::new());
             partition.push(&batch).unwrap();
-            let out = partition.finish(&spec, output_schema(&schema)).unwrap();
+            let out = partition.finish(&spec, output_schema(&schema, &spec)).unwrap();
             let units = out.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
             assert_eq!(out.num_rows(), if unbounded { 50 } else { 2 });
             assert!(units.values().iter().all(|&u| u == 1));
@@ -596,5 +670,20 @@ mod tests {
         assert_eq!(pair_share(i128::MAX, 1, 4), i64::MAX);
         assert_eq!(pair_share(i128::MIN, 1, 4), i64::MIN);
         assert_eq!(pair_share(5, 0, 4), 0);
+    }
+
+    #[test]
+    fn a_pair_over_m_keeps_m_of_its_records_spread_over_its_ranks() {
+        assert_eq!(spread_pick(5, 2).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(spread_pick(3, 5).collect::<Vec<_>>(), [0, 1, 2]);
+        for c in 1..60 {
+            for m in 1..70 {
+                let picked: Vec<usize> = spread_pick(c, m).collect();
+                assert_eq!(picked.len(), m.min(c));
+                // Distinct, increasing positions of the pair's records.
+                assert!(picked.windows(2).all(|w| w[0] < w[1]), "c {c} m {m}");
+                assert!(picked.iter().all(|&i| i < c));
+            }
+        }
     }
 }

@@ -83,3 +83,26 @@ pub fn release(
 ) -> Release {
     rt.block_on(s.release_with_key(q, key)).unwrap()
 }
+
+/// The audit at pure `epsilon` of releasing `q` on sessions `d` and `d_prime`
+/// (neighbours), each run under a fresh key drawn from the auditor's generator, the
+/// audited output being `output` of the release.
+pub fn audit_release(
+    rt: &tokio::runtime::Runtime,
+    (d, d_prime): (&PrivateSession, &PrivateSession),
+    q: &GroupedQuery,
+    epsilon: f64,
+    samples: usize,
+    output: impl Fn(&Release) -> i64,
+) -> dpmech::audit::AuditReport {
+    let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
+        let mut k = [0u8; 32];
+        rand_core::Rng::fill_bytes(rng, &mut k);
+        output(&release(rt, s, q, ReleaseKey::from_bytes_insecure(k)))
+    };
+    dpmech::audit::Auditor::pure(epsilon)
+        .unwrap()
+        .samples(samples)
+        .audit(|rng| run(d, rng), |rng| run(d_prime, rng))
+        .unwrap()
+}
