@@ -365,7 +365,7 @@ impl PartitionState {
                 }
                 if bins_total > 0 {
                     // The histograms of the kept pairs: all records of a pair of at most
-                    // m, else m of its records (`spread_pick`).
+                    // m, else m of its records chosen by the key (`keyed_pick`).
                     over.iter_mut().for_each(Vec::clear);
                     let mut row = head;
                     while row != NONE {
@@ -388,7 +388,8 @@ impl PartitionState {
                         pairs_bins.sort_unstable();
                         for run in pairs_bins.chunk_by(|a, b| a.0 == b.0) {
                             let g = pairs[run[0].0 as usize].group as usize;
-                            for bin in spread_pick(run.len(), m as usize).map(|i| run[i].1 as usize) {
+                            let seed = mix(fingerprint ^ group_hashes[g] ^ PICK);
+                            for bin in keyed_pick(run.len(), m as usize, seed).map(|i| run[i].1 as usize) {
                                 histogram[g * bins_total + first_bin[j] + bin] += 1;
                             }
                         }
@@ -463,12 +464,23 @@ where
     }
 }
 
-/// The positions of the `m` records a pair of `c > m` records keeps of its records
-/// sorted by bin: `⌊(2i + 1)·c/(2m)⌋` for `i < m`, evenly spread over its ranks, so the
-/// kept records follow the pair's own distribution (as a sum keeps `m` records of the
-/// pair's mean). A function of the pair's records alone: the same on any partitioning.
-fn spread_pick(c: usize, m: usize) -> impl Iterator<Item = usize> {
-    (0..m.min(c)).map(move |i| ((2 * i + 1) as u128 * c as u128 / (2 * m.min(c)) as u128) as usize)
+/// Separates the seeds of the records a pair keeps from its rank (`mix(f ⊕ h)`).
+const PICK: u64 = 0x5175_616e_7469_6c65;
+
+/// The positions of the `m` records a pair of `c` records keeps of its records sorted by
+/// bin (all of them if `c ≤ m`): the `m` positions of smallest `mix(seed + p)`, a keyed
+/// uniform-looking `m`-subset, so in expectation each bin keeps `m/c` of the pair's
+/// records — an unbiased sample of the pair's distribution, as a sum keeps `m` records
+/// of the pair's mean. (Positions evenly spread over the ranks would be biased: of 4
+/// records, 2 kept at ranks 2 and 4 favour the top.) A function of the pair's records
+/// and the seed alone: the same on any partitioning.
+fn keyed_pick(c: usize, m: usize, seed: u64) -> impl Iterator<Item = usize> {
+    let mut positions: Vec<usize> = (0..c).collect();
+    if c > m {
+        positions.select_nth_unstable_by_key(m, |&p| mix(seed.wrapping_add(p as u64)));
+        positions.truncate(m);
+    }
+    positions.into_iter()
 }
 
 /// One (unit, group) pair of the unit at hand.
@@ -673,17 +685,25 @@ mod tests {
     }
 
     #[test]
-    fn a_pair_over_m_keeps_m_of_its_records_spread_over_its_ranks() {
-        assert_eq!(spread_pick(5, 2).collect::<Vec<_>>(), [1, 3]);
-        assert_eq!(spread_pick(3, 5).collect::<Vec<_>>(), [0, 1, 2]);
-        for c in 1..60 {
-            for m in 1..70 {
-                let picked: Vec<usize> = spread_pick(c, m).collect();
-                assert_eq!(picked.len(), m.min(c));
-                // Distinct, increasing positions of the pair's records.
-                assert!(picked.windows(2).all(|w| w[0] < w[1]), "c {c} m {m}");
+    fn a_pair_over_m_keeps_a_keyed_uniform_m_subset_of_its_records() {
+        assert_eq!(keyed_pick(3, 5, 1).collect::<Vec<_>>(), [0, 1, 2]);
+        for c in 1..40 {
+            for m in 1..45 {
+                let mut picked: Vec<usize> = keyed_pick(c, m, (c * 100 + m) as u64).collect();
+                picked.sort_unstable();
+                picked.dedup();
+                assert_eq!(picked.len(), m.min(c), "c {c} m {m}");
                 assert!(picked.iter().all(|&i| i < c));
             }
         }
+        // Each of c = 4 positions is kept with probability m/c = 1/2 over seeds: over
+        // 20 000 seeds a position's count is Binomial(20 000, 1/2), within ±5σ = ±354.
+        let mut kept = [0u32; 4];
+        for seed in 0..20_000u64 {
+            for p in keyed_pick(4, 2, mix(seed)) {
+                kept[p] += 1;
+            }
+        }
+        assert!(kept.iter().all(|&k| k.abs_diff(10_000) <= 354), "{kept:?}");
     }
 }
