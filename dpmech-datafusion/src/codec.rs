@@ -106,7 +106,7 @@ impl PhysicalExtensionCodec for DpmechCodec {
             ),
         };
         let histograms = (0..r.u32()?).map(|_| r.u32()).collect::<Result<Vec<_>>>()?;
-        if histograms.iter().any(|&b| b == 0) {
+        if histograms.contains(&0) {
             return Err(malformed());
         }
         let spec = spec.with_histograms(histograms);

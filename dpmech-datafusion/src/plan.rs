@@ -190,7 +190,7 @@ impl ReleasePlan {
             query.unbounded(),
         )?
         .with_histograms(bins.iter().map(|b| b.grid.bins() as u32).collect());
-        let physical = engine_plan(query, table, &group_columns, &values, &bins, spec, state, key).await?;
+        let physical = engine_plan(query, table, &group_columns, (&values, &bins), spec, state, key).await?;
         Ok(ReleasePlan {
             loss,
             aggregates,
@@ -251,13 +251,13 @@ fn column(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
 }
 
-/// The engine's plan (see the module docs), physically planned for `state`.
+/// The engine's plan (see the module docs) over the record and bin columns, physically
+/// planned for `state`.
 async fn engine_plan(
     query: &GroupedQuery,
     table: &PrivateTable,
     group_columns: &[(String, DataType)],
-    values: &[ValueColumn],
-    bins: &[BinColumn],
+    (values, bins): (&[ValueColumn], &[BinColumn]),
     spec: BoundSpec,
     state: &SessionState,
     key: &ReleaseKey,
