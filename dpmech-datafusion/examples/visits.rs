@@ -18,6 +18,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::prelude::*;
 use dpmech::Accountant;
+use dpmech::statistics::ContributionBoundsSuggester;
 use dpmech_datafusion::functions::{dp_count, dp_partition_selection};
 use dpmech_datafusion::{ContributionBounds, PrivateSession};
 
@@ -68,6 +69,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_rows_per_group: 2,
     };
     session.register_private("visits", provider, "user_id", bounds)?;
+
+    // What bounds would the data suggest? L0 and L∞ as DP 0.9-quantiles of the days per
+    // user and the visits per (user, day), at ε = 0.5 of the budget.
+    let suggester = ContributionBoundsSuggester::new(30, 20)?.quantile(0.9)?;
+    let start = Instant::now();
+    let suggested = session
+        .suggest_contribution_bounds("visits", &["day"], &suggester, 0.5)
+        .await?;
+    println!(
+        "\nSuggested contribution bounds (ε = 0.5, 0.9-quantiles, {:.1} s): L0 = {} days, L∞ = {} visits \
+         per day; this example bounds to {} × {} (fewer rows kept, less noise).",
+        start.elapsed().as_secs_f64(),
+        suggested.l0,
+        suggested.linf,
+        bounds.max_groups,
+        bounds.max_rows_per_group
+    );
 
     // The release as SQL text: the 30 days are public keys (every one is released).
     let days: Vec<String> = (1..=30).map(|d| d.to_string()).collect();

@@ -72,6 +72,7 @@
 //! | `select.rs` | 5. noise | partition selection for private keys |
 //! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |
 //! | `release.rs` | 6. release | [`PrivateSession`]: plan → charge → execute → noise; [`Release`], [`ReleasedRow`] |
+//! | `suggest.rs` | before a release | [`PrivateSession::suggest_contribution_bounds`]: L0 and L∞ from the data, as DP quantiles |
 //! | `key.rs` | keys | [`ReleaseKey`], the derivation of the noise and bounding keys |
 //! | `codec.rs` | distribution | [`DpmechCodec`], the plan codec for distributed executors |
 //!
@@ -130,6 +131,7 @@ mod query;
 mod release;
 mod select;
 pub mod sql;
+mod suggest;
 mod udf;
 
 pub use aggregate::{LocalRunner, PlanRunner};

@@ -56,14 +56,14 @@ pub struct Release {
 /// the session, and each release's plan reads them directly. Keep the session on the
 /// trusted side and give analysts only its release methods.
 pub struct PrivateSession {
-    ctx: SessionContext,
-    accountant: Arc<Accountant>,
+    pub(crate) ctx: SessionContext,
+    pub(crate) accountant: Arc<Accountant>,
     /// Where SQL and DataFrames are planned: the private tables' stand-ins and the `dp_`
     /// UDAFs.
-    planner: SessionContext,
-    tables: HashMap<String, PrivateTable>,
+    pub(crate) planner: SessionContext,
+    pub(crate) tables: HashMap<String, PrivateTable>,
     /// Where the physical plans run.
-    runner: Arc<dyn PlanRunner>,
+    pub(crate) runner: Arc<dyn PlanRunner>,
 }
 
 impl core::fmt::Debug for PrivateSession {

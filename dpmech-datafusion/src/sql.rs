@@ -17,9 +17,10 @@
 //! ```
 //!
 //! Aggregates: `dp_count(ε)`, `dp_count_units(ε)` (distinct privacy units),
-//! `dp_sum(column, lower, upper, ε)` and `dp_mean(column, lower, upper, ε)` (records
-//! clamped to the public bounds, NULL and NaN read as their midpoint), with literal
-//! parameters. The accepted plan is: one private table (aliased or not); `GROUP BY` of
+//! `dp_sum(column, lower, upper, ε)`, `dp_mean(column, lower, upper, ε)`,
+//! `dp_quantile(column, lower, upper, q, ε [, bins])` and `dp_median(column, lower,
+//! upper, ε [, bins])` (records clamped to the public bounds, NULL and NaN read as their
+//! midpoint), with literal parameters. The accepted plan is: one private table (aliased or not); `GROUP BY` of
 //! any number of its columns — one, several (a cell per combination: `GROUP BY day,
 //! country`) or none (one cell for the whole table); for public keys a filter
 //! `column IN (literals…)` per grouping column, joined by `AND` (the cells are their

@@ -208,3 +208,63 @@ fn quantiles_pass_their_audit_through_sql_and_fail_without_bounding() {
     println!("median without bounding (negative control): {bad}");
     assert!(!bad.passed());
 }
+
+#[test]
+fn contribution_bounds_are_suggested_from_the_data_and_charged_first() {
+    // 2 000 users; user u visits 1 + u % 4 days with 1 + u % 3 visits on each. Groups
+    // per unit are 1..=4, a quarter each: the 0.9-quantile is 4. Rows per pair (every
+    // pair kept at L0 = 4) are 1, 2, 3, a third each: the 0.9-quantile is 3. At ε = 1
+    // (ε/2 each) the tie-aware scores put the right bin ahead of every other by at least
+    // 50 ranks (Δu = 0.9) and 167 ranks (Δu = 4·0.9): each other bin wins with
+    // probability at most e^(−0.5·50/1.8) ≈ 10⁻⁶ and e^(−0.5·167/7.2) ≈ 10⁻⁵ per run.
+    let mut rows = Vec::new();
+    for u in 0..2000i64 {
+        for day in 1..=(1 + u % 4) {
+            rows.extend((0..(1 + u % 3)).map(|_| (u, day, 1.0)));
+        }
+    }
+    let rt = runtime();
+    let suggester = dpmech::statistics::ContributionBoundsSuggester::new(8, 8)
+        .unwrap()
+        .quantile(0.9)
+        .unwrap();
+    let with_budget = |budget: f64| {
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
+        let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(budget).unwrap()));
+        s.register_private("visits", table(&rows, 3), "user_id", BOUNDS)
+            .unwrap();
+        s
+    };
+    let s = with_budget(3.0);
+    for run in 0..3 {
+        let bounds = rt
+            .block_on(s.suggest_contribution_bounds_with_key(
+                "visits",
+                &["day"],
+                &suggester,
+                1.0,
+                key(run, 5),
+            ))
+            .unwrap();
+        println!("suggested: L0 = {}, L∞ = {}", bounds.l0, bounds.linf);
+        assert_eq!((bounds.l0, bounds.linf), (4, 3), "run {run}");
+    }
+    assert_eq!(s.accountant().charges(), 3);
+    // A refused charge reads nothing and spends nothing; unknown names are refused first.
+    let poor = with_budget(0.2);
+    let refused = rt.block_on(poor.suggest_contribution_bounds("visits", &["day"], &suggester, 1.0));
+    assert!(
+        matches!(
+            refused,
+            Err(DpError::Privacy(dpmech::Error::BudgetExceeded { .. }))
+        ),
+        "{refused:?}"
+    );
+    for (table, column) in [("nope", "day"), ("visits", "nope")] {
+        assert!(
+            rt.block_on(poor.suggest_contribution_bounds(table, &[column], &suggester, 0.1))
+                .is_err()
+        );
+    }
+    assert_eq!(poor.accountant().charges(), 0);
+}

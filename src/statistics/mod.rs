@@ -41,7 +41,7 @@ pub use bounds::{ApproxBounds, BoundsHistogram, PrivateBounds, approx_bounds};
 pub use clamped_sum::ClampedSum;
 pub use mean::{Mean, MeanMethod};
 pub use quantile::{MAX_CONTRIBUTIONS, MAX_QUANTILES, Quantile};
-pub use quantile_contributions::{ContributionBoundsSuggester, SuggestedBounds};
+pub use quantile_contributions::{ChargedSuggestion, ContributionBoundsSuggester, SuggestedBounds};
 pub use quantile_grid::{BinCounts, MAX_QUANTILE_BINS, QuantileGrid};
 pub use quantile_split::Quantiles;
 pub use records::Bounds;

@@ -165,29 +165,48 @@ impl ContributionBoundsSuggester {
         epsilon: f64,
         rng: &mut R,
     ) -> Result<SuggestedBounds, Error> {
-        crate::privacy::check_epsilon(epsilon)?;
-        let half = round::div_down(epsilon, 2.0);
-        let l0_mechanism = self.mechanism(self.l0_grid, accountant, half, 1)?;
-        let max_l0 = self.l0_grid.bins() as u64;
-        // The worst L∞ calibration that can follow: refuse it now, not after the charge.
-        self.mechanism(self.linf_grid, accountant, half, max_l0)?;
-        accountant.spend(PrivacyLoss::pure(epsilon)?)?;
-
+        let charged = self.charge(accountant, epsilon)?;
         let mut groups = self.l0_grid.counts(&[]);
         for unit in units {
             groups.add(&self.l0_grid, unit.as_ref().len() as f64);
         }
-        let l0 = to_bound(l0_mechanism.release_counts(groups.as_slice(), rng)?);
-
+        let l0 = charged.l0(groups.as_slice(), rng)?;
         let mut rows = self.linf_grid.counts(&[]);
         for unit in units {
             for &r in unit.as_ref().iter().take(l0 as usize) {
                 rows.add(&self.linf_grid, r as f64);
             }
         }
-        let linf_mechanism = self.mechanism(self.linf_grid, accountant, half, l0)?;
-        let linf = to_bound(linf_mechanism.release_counts(rows.as_slice(), rng)?);
+        let linf = charged.linf(rows.as_slice(), l0, rng)?;
         Ok(SuggestedBounds { l0, linf })
+    }
+
+    /// Charges ε for both suggestions (`ε/2` each, calibrated for the accountant's
+    /// relation) and returns the two selections, to be run on exact counts computed
+    /// elsewhere (e.g. by a query engine) — so a refused charge reads no data. The
+    /// `L0` counts hold one entry per unit; the `L∞` counts one per (unit, group) pair
+    /// of each unit's at most `l0` pairs (in an order that does not depend on other
+    /// units), `l0` being the released `L0`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Quantile::new`] for `ε/2` (checked for the largest `L0` the grid
+    /// allows, so nothing can fail after the charge but a count vector of the wrong
+    /// length), then the accountant's refusal ([`Error::BudgetExceeded`], …).
+    pub fn charge(&self, accountant: &Accountant, epsilon: f64) -> Result<ChargedSuggestion, Error> {
+        crate::privacy::check_epsilon(epsilon)?;
+        let half = round::div_down(epsilon, 2.0);
+        let l0 = self.mechanism(self.l0_grid, accountant, half, 1)?;
+        let max_l0 = self.l0_grid.bins() as u64;
+        // The worst L∞ calibration that can follow: refuse it now, not after the charge.
+        self.mechanism(self.linf_grid, accountant, half, max_l0)?;
+        accountant.spend(PrivacyLoss::pure(epsilon)?)?;
+        Ok(ChargedSuggestion {
+            suggester: *self,
+            relation: accountant.relation(),
+            half,
+            l0,
+        })
     }
 
     fn mechanism(
@@ -205,6 +224,59 @@ impl ContributionBoundsSuggester {
             accountant.relation(),
         )
         .map(Quantile::over_bins)
+    }
+}
+
+/// Both suggestions of a [`ContributionBoundsSuggester`], already charged
+/// ([`ContributionBoundsSuggester::charge`]): run them on exact counts.
+#[derive(Debug, Clone, Copy)]
+pub struct ChargedSuggestion {
+    suggester: ContributionBoundsSuggester,
+    relation: crate::sensitivity::Neighbouring,
+    half: f64,
+    l0: Quantile,
+}
+
+impl ChargedSuggestion {
+    /// The grid of the `L0` counts.
+    pub fn l0_grid(&self) -> QuantileGrid {
+        self.suggester.l0_grid
+    }
+
+    /// The grid of the `L∞` counts.
+    pub fn linf_grid(&self) -> QuantileGrid {
+        self.suggester.linf_grid
+    }
+
+    /// Suggested `L0` from exact counts of the numbers of groups per unit over
+    /// [`l0_grid`](Self::l0_grid).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for counts of the wrong length.
+    pub fn l0<R: CryptoRng + ?Sized>(&self, counts: &[u64], rng: &mut R) -> Result<u64, Error> {
+        Ok(to_bound(self.l0.release_counts(counts, rng)?))
+    }
+
+    /// Suggested `L∞` from exact counts of the numbers of rows of each unit's at most
+    /// `l0` pairs over [`linf_grid`](Self::linf_grid), `l0` the released `L0`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] for counts of the wrong length or `l0` beyond the
+    /// `L0` grid.
+    pub fn linf<R: CryptoRng + ?Sized>(&self, counts: &[u64], l0: u64, rng: &mut R) -> Result<u64, Error> {
+        if !(1..=self.suggester.l0_grid.bins() as u64).contains(&l0) {
+            return Err(Error::InvalidParameter {
+                name: "l0",
+                value: l0 as f64,
+                reason: "the released L0 lies on the L0 grid",
+            });
+        }
+        let s = &self.suggester;
+        let mechanism =
+            Quantile::with_relation(&s.linf_grid, s.quantile, self.half, l0, self.relation)?.over_bins();
+        Ok(to_bound(mechanism.release_counts(counts, rng)?))
     }
 }
 
