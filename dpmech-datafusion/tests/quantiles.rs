@@ -117,8 +117,9 @@ fn quantiles_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_parti
         }
     }
     // At ε = 50 (25 per cell, Δu = 1/2) the rank error at β = 10⁻⁶ is
-    // r = 2·(Δu + g)/ε·ln(257/β) ≈ 0.8 ranks, on top of OPT (at most half a bin's count:
-    // 4 records per bin of 3.9 here at most), so |L(e) − q·n| ≤ OPT + r < 3.
+    // r = 2·(Δu + g)/ε·ln(257/β) ≈ 0.8 ranks, on top of OPT (at most half the count of
+    // the bin holding the target: at most 5 records per bin of 3.9 here), so
+    // |L(e) − q·n| ≤ OPT + r ≤ 2.5 + 0.8.
     let release = first.unwrap();
     assert_eq!(release.rows.len(), 3);
     for row in &release.rows {
@@ -126,7 +127,11 @@ fn quantiles_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_parti
         for (value, q) in [(&row.values[0], 0.5), (&row.values[1], 0.9)] {
             let gap = rank_gap(day, q, value.value);
             println!("day {day} q {q}: released {}, {gap} ranks from q·n", value.value);
-            assert!(gap < 3.0, "day {day} q {q}: {} is {gap} ranks off", value.value);
+            assert!(
+                gap <= 2.5 + 0.8,
+                "day {day} q {q}: {} is {gap} ranks off",
+                value.value
+            );
             assert!(value.name.starts_with("quantile(duration"));
             // A released quantile is an edge of the public grid.
             assert_eq!((value.value * 256.0 / 1000.0).fract(), 0.0);
