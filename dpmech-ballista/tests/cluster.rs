@@ -148,8 +148,12 @@ async fn a_refused_charge_submits_nothing() {
         let cluster = EmbeddedCluster::start_with(1, options).await.unwrap();
         let relay = Relay::start(cluster.scheduler()).await;
         let table = visits(5_000, 2);
-        // A budget for one release of ε = 2.5 and not two.
-        let accountant = Arc::new(Accountant::pure(3.0).unwrap());
+        let q = &queries()[0].1;
+        // A budget for one release of the query and not two.
+        let dpmech::PrivacyLoss::Pure { epsilon } = q.privacy_loss().unwrap() else {
+            panic!("the first query is pure ε-DP")
+        };
+        let accountant = Arc::new(Accountant::pure(1.5 * epsilon).unwrap());
         let config = datafusion::prelude::SessionConfig::new().with_target_partitions(2);
         let mut session: PrivateSession =
             dpmech_ballista::private_session(&format!("df://{}", relay.address), config, accountant.clone())
@@ -157,7 +161,6 @@ async fn a_refused_charge_submits_nothing() {
         session
             .register_private("visits", table, "user_id", BOUNDS)
             .unwrap();
-        let q = &queries()[0].1;
         session.release_with_key(q, key(1)).await.unwrap();
         let (bytes, decodes) = (relay.total_bytes(), decoded.load(Ordering::SeqCst));
         assert!(bytes > 0 && decodes > 0, "the first release ran on the cluster");

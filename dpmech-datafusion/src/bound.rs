@@ -16,7 +16,7 @@
 //!    values alone), ties broken by the group's bytes — and lets each kept pair count
 //!    as `min(c, m)` rows of its own mean ([`pair_share`](partition::pair_share));
 //! 4. emits one row per group of the partition that at least one kept pair supports:
-//!    `(__g, __count, __units, __s0, …)`, exact integers that the final `GROUP BY __g`
+//!    `(__g, __count, __units, __s0, …, __q0, …, __h0_0, …)`, exact integers that the final `GROUP BY __g`
 //!    of the engine sums. A group all of whose pairs were cut is not emitted, so it can
 //!    never become a candidate of partition selection (module `select`).
 //!
@@ -71,6 +71,9 @@ pub(crate) struct BoundSpec {
     pub(crate) rank_key: RankKey,
     /// The number of bins of each quantile grid whose bin columns follow the records.
     pub(crate) histograms: Vec<u32>,
+    /// The square columns: for each, the record column it squares and the shift of its
+    /// squares (`⌊y²/2^shift⌋`, [`Centring`](crate::udf::Centring)).
+    pub(crate) squares: Vec<(u32, u32)>,
     /// Keep every pair whole: the negative control of the tests, which exists only with
     /// the `unsafe-testing` feature.
     #[cfg(feature = "unsafe-testing")]
@@ -95,6 +98,7 @@ impl BoundSpec {
             max_rows,
             rank_key,
             histograms: Vec::new(),
+            squares: Vec::new(),
             #[cfg(feature = "unsafe-testing")]
             unbounded,
         })
@@ -104,6 +108,12 @@ impl BoundSpec {
     /// record columns.
     pub(crate) fn with_histograms(mut self, histograms: Vec<u32>) -> Self {
         self.histograms = histograms;
+        self
+    }
+
+    /// The spec with square columns `squares`: `(record column, shift)` each.
+    pub(crate) fn with_squares(mut self, squares: Vec<(u32, u32)>) -> Self {
+        self.squares = squares;
         self
     }
 
@@ -141,6 +151,9 @@ fn output_schema(input: &Schema, spec: &BoundSpec) -> SchemaRef {
     ];
     for j in 0..spec.records(input.fields().len()) {
         fields.push(Field::new(columns::sum(j), DataType::Decimal128(38, 0), false));
+    }
+    for i in 0..spec.squares.len() {
+        fields.push(Field::new(columns::square(i), DataType::Decimal128(38, 0), false));
     }
     for (j, &bins) in spec.histograms.iter().enumerate() {
         for b in 0..bins as usize {
@@ -220,7 +233,13 @@ impl BoundContributionsExec {
     ) -> Result<Self> {
         let fingerprint = datafusion::physical_expr::expressions::col(columns::FINGERPRINT, &input.schema())?;
         let full_schema = output_schema(&input.schema(), &spec);
-        if input.schema().fields().len() < 2 + spec.histograms.len() {
+        let records = spec.records(input.schema().fields().len());
+        if input.schema().fields().len() < 2 + spec.histograms.len()
+            || spec
+                .squares
+                .iter()
+                .any(|&(j, shift)| j as usize >= records || shift > 64)
+        {
             return Err(DataFusionError::Internal(
                 "BoundContributionsExec: fewer input columns than its spec reads".into(),
             ));

@@ -30,7 +30,7 @@ use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::bound::{BoundContributionsExec, BoundSpec};
 use crate::key::RankKey;
-use crate::udf::{GridBin, GridUnits, GroupKeyText, UnitFingerprint};
+use crate::udf::{GridBin, GridUnits, GroupKeyText, MagnitudeBin, UnitFingerprint};
 
 const FALLBACK: u8 = 0;
 const BOUND_EXEC: u8 = 1;
@@ -38,6 +38,7 @@ const UNIT_FINGERPRINT: u8 = 2;
 const GRID_UNITS: u8 = 3;
 const GROUP_KEY_TEXT: u8 = 4;
 const GRID_BIN: u8 = 5;
+const MAGNITUDE_BIN: u8 = 6;
 
 /// The physical extension codec of `dpmech-datafusion` plans (see the module docs).
 ///
@@ -109,7 +110,10 @@ impl PhysicalExtensionCodec for DpmechCodec {
         if histograms.contains(&0) {
             return Err(malformed());
         }
-        let spec = spec.with_histograms(histograms);
+        let squares = (0..r.u32()?)
+            .map(|_| Ok((r.u32()?, r.u32()?)))
+            .collect::<Result<Vec<_>>>()?;
+        let spec = spec.with_histograms(histograms).with_squares(squares);
         r.end()?;
         Ok(Arc::new(BoundContributionsExec::try_new(
             inputs[0].clone(),
@@ -156,6 +160,11 @@ impl PhysicalExtensionCodec for DpmechCodec {
         for &bins in &spec.histograms {
             buf.extend(bins.to_le_bytes());
         }
+        buf.extend((spec.squares.len() as u32).to_le_bytes());
+        for &(column, shift) in &spec.squares {
+            buf.extend(column.to_le_bytes());
+            buf.extend(shift.to_le_bytes());
+        }
         Ok(())
     }
 
@@ -182,6 +191,10 @@ impl PhysicalExtensionCodec for DpmechCodec {
                     .map_err(|e| DataFusionError::Internal(format!("DpmechCodec: {e}")))?;
                 ScalarUDF::new_from_impl(GridBin::new(name.to_string(), grid))
             }
+            MAGNITUDE_BIN => ScalarUDF::new_from_impl(
+                MagnitudeBin::new(name.to_string())
+                    .map_err(|e| DataFusionError::Internal(format!("DpmechCodec: {e}")))?,
+            ),
             _ => return Err(malformed()),
         };
         r.end()?;
@@ -203,6 +216,8 @@ impl PhysicalExtensionCodec for DpmechCodec {
             buf.extend(g.grid_exp().to_le_bytes());
         } else if node.inner().downcast_ref::<GroupKeyText>().is_some() {
             buf.push(GROUP_KEY_TEXT);
+        } else if node.inner().downcast_ref::<MagnitudeBin>().is_some() {
+            buf.push(MAGNITUDE_BIN);
         } else if let Some(b) = node.inner().downcast_ref::<GridBin>() {
             let grid = b.grid();
             buf.push(GRID_BIN);

@@ -4,12 +4,14 @@
 //! ```text
 //! rows stage      (__f UInt64, __g, __v0 Int32, …, __b0 Int32, …)     module plan
 //! bounding    →   (__g, __count Int64, __units Int64, __s0 Decimal128(38, 0), …,
+//!                  __q0 Decimal128(38, 0), …,
 //!                  __h0_0 Int64, …, __h0_{B−1}, __h1_0, …)             module bound
 //! aggregation →   the same columns, summed per __g                    module aggregate
 //! ```
 //!
-//! `__v` are records in grid units (sums and means), `__b` records' bins on a quantile
-//! grid, `__h` the bounded records' counts per bin.
+//! `__v` are records in grid units (sums, means, and variances: centred), `__b`
+//! records' bins on a quantile grid, `__q` the bounded records' squares (variances),
+//! `__h` the bounded records' counts per bin.
 
 /// The privacy unit's keyed fingerprint (`UInt64`).
 pub(crate) const FINGERPRINT: &str = "__f";
@@ -40,8 +42,15 @@ pub(crate) fn sum(j: usize) -> String {
     format!("__s{j}")
 }
 
+/// The exact sum of the squares of the records of square column `i` (a variance's
+/// centred record column) over the kept pairs of a group.
+pub(crate) fn square(i: usize) -> String {
+    format!("__q{i}")
+}
+
 /// Where the exact partials of a group stand in its row of partials: the count, the
-/// units, one sum per value column, then the bins of each quantile grid in turn.
+/// units, one sum per value column, one sum of squares per square column, then the bins
+/// of each quantile grid in turn.
 pub(crate) mod partial {
     /// The bounded row count.
     pub(crate) const COUNT: usize = 0;
@@ -51,8 +60,13 @@ pub(crate) mod partial {
     pub(crate) const fn sum(j: usize) -> usize {
         2 + j
     }
-    /// The first bin of the histograms, after `values` sums.
-    pub(crate) const fn histograms(values: usize) -> usize {
-        2 + values
+    /// The sum of squares of square column `i`, after `values` sums.
+    pub(crate) const fn square(values: usize, i: usize) -> usize {
+        2 + values + i
+    }
+    /// The first bin of the histograms, after `values` sums and `squares` sums of
+    /// squares.
+    pub(crate) const fn histograms(values: usize, squares: usize) -> usize {
+        2 + values + squares
     }
 }

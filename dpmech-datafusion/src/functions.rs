@@ -51,6 +51,12 @@ pub(crate) enum DpFunction {
     Sum,
     /// `dp_mean(column, lower, upper, ε)`.
     Mean,
+    /// `dp_variance(column, lower, upper, ε)`.
+    Variance,
+    /// `dp_stddev(column, lower, upper, ε)`.
+    StdDev,
+    /// `dp_bounds(column, ε)`.
+    Bounds,
     /// `dp_quantile(column, lower, upper, q, ε [, bins])`.
     Quantile,
     /// `dp_median(column, lower, upper, ε [, bins])`.
@@ -60,11 +66,14 @@ pub(crate) enum DpFunction {
 }
 
 impl DpFunction {
-    const ALL: [DpFunction; 7] = [
+    const ALL: [DpFunction; 10] = [
         DpFunction::Count,
         DpFunction::CountUnits,
         DpFunction::Sum,
         DpFunction::Mean,
+        DpFunction::Variance,
+        DpFunction::StdDev,
+        DpFunction::Bounds,
         DpFunction::Quantile,
         DpFunction::Median,
         DpFunction::PartitionSelection,
@@ -76,6 +85,9 @@ impl DpFunction {
             DpFunction::CountUnits => "dp_count_units",
             DpFunction::Sum => "dp_sum",
             DpFunction::Mean => "dp_mean",
+            DpFunction::Variance => "dp_variance",
+            DpFunction::StdDev => "dp_stddev",
+            DpFunction::Bounds => "dp_bounds",
             DpFunction::Quantile => "dp_quantile",
             DpFunction::Median => "dp_median",
             DpFunction::PartitionSelection => "dp_partition_selection",
@@ -157,6 +169,26 @@ pub fn dp_sum(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
 /// for [`dp_sum`].
 pub fn dp_mean(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
     udaf(DpFunction::Mean).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
+}
+
+/// `dp_variance(column, lower, upper, ε)`: the population variance of `column` per
+/// group, records read as for [`dp_sum`], from three noisy exact sums at ε/3 each
+/// ([`GroupedQuery::variance`](crate::GroupedQuery::variance)).
+pub fn dp_variance(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
+    udaf(DpFunction::Variance).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
+}
+
+/// `dp_stddev(column, lower, upper, ε)`: the square root of [`dp_variance`], at the same
+/// cost.
+pub fn dp_stddev(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
+    udaf(DpFunction::StdDev).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
+}
+
+/// `dp_bounds(column, ε)`: approximate bounds of `column` per group, for an analyst
+/// without a public range — two released values, the lower then the upper bound
+/// ([`GroupedQuery::bounds`](crate::GroupedQuery::bounds)).
+pub fn dp_bounds(column: Expr, epsilon: f64) -> Expr {
+    udaf(DpFunction::Bounds).call(vec![column, lit(epsilon)])
 }
 
 /// `dp_quantile(column, lower, upper, q, ε)`: the `q`-quantile of `column` per group,

@@ -3,7 +3,8 @@
 //!
 //! A table is registered with its **privacy unit** (the column that identifies a
 //! person) and its **contribution bounds**; a [`GroupedQuery`] then releases counts of
-//! rows and of distinct units, sums and means per group — grouped by one column,
+//! rows and of distinct units, sums, means, variances and standard deviations,
+//! quantiles and approximate bounds per group — grouped by one column,
 //! several (a cell per combination) or none (one cell) — with public keys (listed, or
 //! the rows of a table registered as public) or with partition selection, under
 //! add/remove of one privacy unit:
@@ -23,8 +24,11 @@
 //!    consistent and no rows need choosing), and at most `max_groups` pairs per unit
 //!    are kept, the first in an order keyed by the release (a SipHash-2-4 key derived
 //!    from the [`ReleaseKey`]), so the choice depends on nothing but the unit's own
-//!    groups and the key. The operator emits exact per-group partials, for the groups a
-//!    kept pair supports, that the engine's `GROUP BY` sums.
+//!    groups and the key. (Histograms — quantiles, bounds — keep a keyed uniform
+//!    `max_rows_per_group`-subset of a larger pair's records; variances also sum the
+//!    squares of the centred records, each pair as its own mean square.) The operator
+//!    emits exact per-group partials, for the groups a kept pair supports, that the
+//!    engine's `GROUP BY` sums.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint — so does text that does not parse;
 //!    ±∞ and out-of-range values clamped) and summed as **integers** on a power-of-two
@@ -64,10 +68,10 @@
 //! | `sql.rs` | 1. query | SQL text and DataFrames read into a [`GroupedQuery`] (module [`sql`]) |
 //! | `functions.rs` | 1. query | the `dp_` aggregate UDFs of SQL and DataFrames, and the private tables' stand-ins (module [`functions`]) |
 //! | `plan.rs` | 2. plan | grids, noises and threshold fixed from public parameters; the engine's plan built with `LogicalPlanBuilder` — all before the charge |
-//! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint, the record rule on a grid (`Grid`) and the text key of several grouping columns; which column types are accepted |
+//! | `udf.rs` | 2. plan | the per-row functions: the unit's keyed fingerprint, the record rule on a grid (`Grid`, and a variance's `Centring`), the bins of quantiles (`GridBin`) and of bounds (`MagnitudeBin`), and the text key of several grouping columns; which column types are accepted |
 //! | `columns.rs` | 2.–4. | the internal column names and the order of a group's partials |
 //! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator, and its table provider |
-//! | `bound/partition.rs` | 3. bound | one partition's pass: buckets by fingerprint, each unit's pairs, L0 by keyed rank, L∞ by the pair's own mean |
+//! | `bound/partition.rs` | 3. bound | one partition's pass: buckets by fingerprint, each unit's pairs, L0 by keyed rank, L∞ by the pair's own mean (and mean square), or a keyed subset for histograms |
 //! | `aggregate.rs` | 4. aggregate | [`PlanRunner`] and [`LocalRunner`] (where the plan runs), reading the exact per-group partials, the text of a cell's key |
 //! | `select.rs` | 5. noise | partition selection for private keys |
 //! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |

@@ -11,7 +11,8 @@
 //! `σ² = L0·Δ∞²/(2ρ)`; the cells of a unit then compose to ε (ρ).
 
 use dpmech::privacy::round;
-use dpmech::statistics::{Bounds, Quantile, QuantileGrid};
+use dpmech::sensitivity::Neighbouring;
+use dpmech::statistics::{ApproxBounds, Bounds, BoundsHistogram, Quantile, QuantileGrid};
 use dpmech::{DiscreteGaussian, Geometric};
 use rand_chacha::ChaCha20Rng;
 
@@ -19,7 +20,7 @@ use crate::DpError;
 use crate::columns::partial;
 use crate::key::ReleaseKey;
 use crate::query::Aggregate;
-use crate::udf::Grid;
+use crate::udf::{Centring, Grid};
 
 /// The noise of one aggregate's cells.
 #[derive(Debug)]
@@ -34,6 +35,17 @@ pub(crate) enum CellNoise {
 /// down so that the cells together never spend more than the budget.
 pub(crate) fn per_cell(budget: f64, max_groups: u32) -> f64 {
     round::div_down(budget, f64::from(max_groups))
+}
+
+/// The ε of each cell of a selection mechanism (a quantile, bounds): ε/L0, or under zCDP
+/// `√(2ρ/L0)` (ε-DP implies ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4), rounded down.
+fn cell_epsilon(budget: f64, max_groups: u32, zcdp: bool) -> f64 {
+    let per_cell = per_cell(budget, max_groups);
+    if zcdp {
+        round::sqrt_down(round::mul_down(2.0, per_cell))
+    } else {
+        per_cell
+    }
 }
 
 impl CellNoise {
@@ -139,6 +151,24 @@ pub(crate) enum AggregateNoise {
         count: CellNoise,
         sum: CellNoise,
     },
+    /// A variance or standard deviation: three noisy sums (ε/3 each) — the count, the
+    /// centred records and their squares.
+    Variance {
+        name: String,
+        std_dev: bool,
+        columns: SpreadColumns,
+        count: CellNoise,
+        sum: CellNoise,
+        squares: CellNoise,
+    },
+    /// Bounds: the noisy histogram over signed powers of two from the partials at
+    /// `offset` on (one exact count per bin, then the uncounted records without a
+    /// magnitude).
+    Bounds {
+        column: String,
+        offset: usize,
+        mechanism: ApproxBounds,
+    },
     /// A quantile: selected over its grid from the cell's histogram, the partials from
     /// `offset` on (one exact count per bin).
     Quantile {
@@ -148,7 +178,70 @@ pub(crate) enum AggregateNoise {
     },
 }
 
+/// Where a variance's partials are and how its records were read: the sum of its
+/// centred records at `partial::sum(value)`, the sum of their squares at `square`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpreadColumns {
+    pub(crate) value: usize,
+    pub(crate) square: usize,
+    pub(crate) grid: Grid,
+    pub(crate) centring: Centring,
+}
+
 impl AggregateNoise {
+    /// The noise of a variance (or standard deviation) whose partials are `columns`,
+    /// over at most `max_groups` cells of `max_rows` rows per unit: ε/3 (or ρ/3) for
+    /// each of the count (sensitivity m), the centred sum (m·half units) and the sum of
+    /// squares (m·⌊half²/2^shift⌋ units of `2^shift`).
+    pub(crate) fn spread(
+        aggregate: &Aggregate,
+        columns: SpreadColumns,
+        max_groups: u32,
+        max_rows: u32,
+        zcdp: bool,
+    ) -> Result<Self, DpError> {
+        let Aggregate::Variance { column, std_dev, .. } = aggregate else {
+            return Err(crate::internal("a spread's noise is planned for a variance"));
+        };
+        let m = u64::from(max_rows);
+        let third = round::div_down(aggregate.budget(), 3.0);
+        let unrepresentable = |what: &str| {
+            DpError::Unrepresentable(format!(
+                "the variance's {what} is not representable: lower max_rows_per_group or narrow the bounds"
+            ))
+        };
+        let half = columns.centring.half;
+        let sum_sensitivity = m
+            .checked_mul(half)
+            .ok_or_else(|| unrepresentable("sum sensitivity"))?;
+        let squares_sensitivity = m
+            .checked_mul(columns.centring.largest_square())
+            .ok_or_else(|| unrepresentable("sensitivity of the squares"))?;
+        // The largest variance, h², must be a finite f64 in value units.
+        let h = half as f64 * columns.grid.step();
+        if !(h * h).is_finite() {
+            return Err(unrepresentable("largest value (half the bounds' width, squared)"));
+        }
+        let noise = AggregateNoise::Variance {
+            name: format!("{}({column})", if *std_dev { "stddev" } else { "variance" }),
+            std_dev: *std_dev,
+            columns,
+            count: CellNoise::new(m, third, max_groups, zcdp)?,
+            sum: CellNoise::new(sum_sensitivity, third, max_groups, zcdp)?,
+            squares: CellNoise::new(squares_sensitivity, third, max_groups, zcdp)?,
+        };
+        // The interval's widths must be finite.
+        if let AggregateNoise::Variance { sum, squares, .. } = &noise {
+            let square_unit = f64::from(columns.centring.shift).exp2();
+            if !(squares.half_width(SPREAD_BETA)? * square_unit).is_finite()
+                || !sum.half_width(SPREAD_BETA)?.is_finite()
+            {
+                return Err(unrepresentable("noise width"));
+            }
+        }
+        Ok(noise)
+    }
+
     /// The noise of `aggregate`, whose records (if any) are value column `value` on
     /// `grid`, for cells bounded by `max_groups` cells of `max_rows` rows per unit.
     pub(crate) fn new(
@@ -230,33 +323,43 @@ impl AggregateNoise {
             ) => {
                 let grid = QuantileGrid::new(bounds.lower(), bounds.upper(), *bins)?
                     .impute_nan(bounds.nan_value())?;
-                let per_cell = per_cell(budget, max_groups);
-                let epsilon = if zcdp {
-                    round::sqrt_down(round::mul_down(2.0, per_cell))
-                } else {
-                    per_cell
-                };
                 AggregateNoise::Quantile {
                     column: column.clone(),
                     offset: value,
-                    quantile: Quantile::new(&grid, *q, epsilon, m)?,
+                    quantile: Quantile::new(&grid, *q, cell_epsilon(budget, max_groups, zcdp), m)?,
                 }
+            }
+            // A unit adds at most m records to each of its ≤ L0 cells: the histogram's L1
+            // sensitivity is m (ApproxBounds' contributions), at ε/L0 per cell; under
+            // zCDP at ε = √(2ρ/L0).
+            (Aggregate::Bounds { column, .. }, _) => AggregateNoise::Bounds {
+                column: column.clone(),
+                offset: value,
+                mechanism: ApproxBounds::new(
+                    m,
+                    Neighbouring::AddRemove,
+                    cell_epsilon(budget, max_groups, zcdp),
+                )?,
+            },
+            (Aggregate::Variance { .. }, _) => {
+                return Err(crate::internal("a variance's noise is planned by `spread`"));
             }
             (_, None) => return Err(crate::internal("a sum or mean needs its grid")),
         })
     }
 
-    /// The released value of cell `cell` (its exact partials), aggregate `index` of the
-    /// query, with noise keyed by the release key and the cell.
+    /// The released values of cell `cell` (its exact partials), aggregate `index` of the
+    /// query, with noise keyed by the release key and the cell: one value, two for
+    /// bounds (the lower, then the upper).
     pub(crate) fn release(
         &self,
         index: usize,
         cell: &[u8],
         partials: &[i64],
         key: &ReleaseKey,
-    ) -> Result<ReleasedValue, DpError> {
+    ) -> Result<Vec<ReleasedValue>, DpError> {
         let mut rng = key.cell_rng(&format!("agg{index}"), cell);
-        Ok(match self {
+        Ok(vec![match self {
             AggregateNoise::Count(noise) | AggregateNoise::Units(noise) => {
                 let (name, exact) = match self {
                     AggregateNoise::Count(_) => ("count", partials[partial::COUNT]),
@@ -314,6 +417,58 @@ impl AggregateNoise {
                     ),
                 }
             }
+            AggregateNoise::Variance {
+                name,
+                std_dev,
+                columns,
+                count,
+                sum,
+                squares,
+            } => {
+                let n = count.release(partials[partial::COUNT], &mut rng) as f64;
+                let s1 = sum.release(partials[partial::sum(columns.value)], &mut rng) as f64;
+                let s2 = squares.release(partials[columns.square], &mut rng) as f64;
+                let widths = (
+                    count.half_width(SPREAD_BETA)?,
+                    sum.half_width(SPREAD_BETA)?,
+                    squares.half_width(SPREAD_BETA)?,
+                );
+                let (value, interval) = spread_release(n, s1, s2, widths, columns, *std_dev);
+                ReleasedValue {
+                    name: name.clone(),
+                    value,
+                    interval,
+                }
+            }
+            AggregateNoise::Bounds {
+                column,
+                offset,
+                mechanism,
+            } => {
+                // Exact counts (never negative), without the last bin (no magnitude).
+                let counts: Vec<u64> = partials[*offset..*offset + mechanism.bins()]
+                    .iter()
+                    .map(|&c| c.max(0) as u64)
+                    .collect();
+                let found = mechanism
+                    .release_from_state(&BoundsHistogram::from_counts(mechanism, counts)?, &mut rng)?;
+                // The data-free statement is the threshold's (no empty bin clears with
+                // probability 1 − β): the interval of each is the public range.
+                let range = mechanism.edges(0).0;
+                let range = (range, -range);
+                return Ok(vec![
+                    ReleasedValue {
+                        name: format!("lower_bound({column})"),
+                        value: found.lower,
+                        interval: range,
+                    },
+                    ReleasedValue {
+                        name: format!("upper_bound({column})"),
+                        value: found.upper,
+                        interval: range,
+                    },
+                ]);
+            }
             AggregateNoise::Quantile {
                 column,
                 offset,
@@ -335,7 +490,78 @@ impl AggregateNoise {
                     interval: (quantile.grid().lower(), quantile.grid().upper()),
                 }
             }
-        })
+        }])
+    }
+}
+
+/// Each of a variance's three noises gets a third of the 5 % of its 95 % interval
+/// (union bound).
+const SPREAD_BETA: f64 = 0.05 / 3.0;
+
+/// A variance (or standard deviation) and its 95 % interval, in value units, from the
+/// noisy count `n`, centred sum `s1` (grid units) and sum of squares `s2` (units of
+/// `2^shift` grid units²), and the noises' half-widths at [`SPREAD_BETA`] each.
+///
+/// The value is `clamp(s2·2^shift/n − (s1/n)², 0, half²)·g²` (0 when `n ≤ 1`, the
+/// variance of at most one record), the standard deviation its square root. The
+/// interval is the range of `S₂/n − (S₁/n)²` over the box of the three noises' widths,
+/// widened for the truncations of the exact sums (a pair's share of a sum and each
+/// square are truncated, by less than one unit each: at most `2n` units of the squares
+/// and `n` of the sum), bounded term by term and rounded outward, intersected with
+/// `[0, half²]`; the whole `[0, half²]` when the box allows `n < 1`.
+fn spread_release(
+    n: f64,
+    s1: f64,
+    s2: f64,
+    (wc, w1, w2): (f64, f64, f64),
+    columns: &SpreadColumns,
+    std_dev: bool,
+) -> (f64, (f64, f64)) {
+    let half = columns.centring.half as f64;
+    let largest = round::mul_up(half, half);
+    let square_unit = f64::from(columns.centring.shift).exp2();
+    let variance = if n <= 1.0 {
+        0.0
+    } else {
+        (s2 * square_unit / n - (s1 / n).powi(2)).clamp(0.0, largest)
+    };
+    let (n_low, n_high) = (round::sub_down(n, wc), round::add_up(n, wc));
+    let interval = if n_low.is_nan() || n_low < 1.0 || !n_high.is_finite() {
+        (0.0, largest)
+    } else {
+        let s2_low = round::mul_down(round::sub_down(s2, w2).max(0.0), square_unit);
+        let s2_high = round::mul_up(
+            round::add_up(round::add_up(s2, w2), round::mul_up(2.0, n_high)),
+            square_unit,
+        );
+        let s1_width = round::add_up(w1, n_high);
+        let (s1_low, s1_high) = (round::sub_down(s1, s1_width), round::add_up(s1, s1_width));
+        // S₂/n, and the range of S₁/n (then of its square) over the box.
+        let (a_low, a_high) = (round::div_down(s2_low, n_high), round::div_up(s2_high, n_low));
+        let r_low = round::div_down(s1_low, if s1_low < 0.0 { n_low } else { n_high });
+        let r_high = round::div_up(s1_high, if s1_high < 0.0 { n_high } else { n_low });
+        let b_high = round::mul_up(r_low.abs().max(r_high.abs()), r_low.abs().max(r_high.abs()));
+        let b_low = if r_low <= 0.0 && r_high >= 0.0 {
+            0.0
+        } else {
+            let nearest = r_low.abs().min(r_high.abs());
+            round::mul_down(nearest, nearest)
+        };
+        (
+            round::sub_down(a_low, b_high).clamp(0.0, largest),
+            round::sub_up(a_high, b_low).clamp(0.0, largest),
+        )
+    };
+    // In value units: × g² (exact, a power of two, unless it leaves the f64 range).
+    let g = columns.grid.step();
+    let to_value = |v: f64| v * g * g;
+    if std_dev {
+        (
+            variance.sqrt() * g,
+            (round::sqrt_down(interval.0) * g, round::sqrt_up(interval.1) * g),
+        )
+    } else {
+        (to_value(variance), (to_value(interval.0), to_value(interval.1)))
     }
 }
 
@@ -378,7 +604,7 @@ mod tests {
                 let released = count
                     .release(0, b"a", &[1000, 400], &ReleaseKey::from_bytes_insecure(k))
                     .unwrap();
-                released.value - 1000.0
+                released[0].value - 1000.0
             })
             .collect();
         let mean = noise.iter().sum::<f64>() / runs as f64;
@@ -397,7 +623,7 @@ mod tests {
         // The interval: ⌈σ·√(2 ln 40)⌉ = ⌈4.47·2.716⌉ = 13.
         let interval = count
             .release(0, b"a", &[1000, 400], &ReleaseKey::from_bytes_insecure([1; 32]))
-            .unwrap()
+            .unwrap()[0]
             .interval;
         assert_eq!(interval.1 - interval.0, 26.0);
     }

@@ -11,9 +11,12 @@
 //!
 //! ```text
 //! scan(private table) → [filter: public keys]
-//!   → project (fingerprint(unit) AS __f, key AS __g, grid_j(TRY_CAST(column_j AS DOUBLE)) AS __v_j)
+//!   → project (fingerprint(unit) AS __f, key AS __g,
+//!              grid_j(TRY_CAST(column_j AS DOUBLE)) [− centre_j] AS __v_j,
+//!              bin_i(TRY_CAST(column_i AS DOUBLE)) AS __b_i)
 //!   → repartition by __f → BoundContributionsExec                      (module bound)
-//!   → GROUP BY __g: SUM(__count), SUM(__units), SUM(__s_j) as DECIMAL(38, 0)
+//!   → GROUP BY __g: SUM(__count), SUM(__units), SUM(__s_j), SUM(__q_i), SUM(__h_i_b)
+//!                   as DECIMAL(38, 0)
 //! ```
 //!
 //! The key `__g` is the grouping column itself for one column, the one-to-one text of
@@ -38,10 +41,13 @@ use crate::aggregate::encode_tuple;
 use crate::bound::{BoundSpec, BoundedTable};
 use crate::columns;
 use crate::key::ReleaseKey;
-use crate::noise::AggregateNoise;
+use crate::noise::{AggregateNoise, SpreadColumns};
 use crate::query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
 use crate::select::Selection;
-use crate::udf::{Grid, GridBin, GridUnits, GroupKeyText, UnitFingerprint, fits_i64, has_total_text_form};
+use crate::udf::{
+    Centring, Grid, GridBin, GridUnits, GroupKeyText, MagnitudeBin, UnitFingerprint, fits_i64,
+    has_total_text_form,
+};
 
 /// A registered private table: the raw rows' provider (kept by the session, never
 /// registered anywhere), its privacy unit and contribution bounds.
@@ -67,24 +73,64 @@ pub(crate) struct ReleasePlan {
     /// The grouping columns and their types, in the query's order.
     pub(crate) group_columns: Vec<(String, DataType)>,
     /// The number of a group's exact partials: the count, the units, a sum per record
-    /// column and a count per bin of each quantile grid.
+    /// column, a sum of squares per variance and a count per bin of each quantile grid.
     pub(crate) partials: usize,
     /// The engine's plan of the exact partials.
     pub(crate) physical: Arc<dyn ExecutionPlan>,
 }
 
-/// A record column of the rows stage: its source column, bounds and grid.
+/// A record column of the rows stage: its source column, bounds and grid, and for a
+/// variance the centring of its records.
 struct ValueColumn {
     column: String,
     bounds: Bounds,
     grid: Grid,
+    centring: Option<Centring>,
 }
 
-/// A bin column of the rows stage: its source column and quantile grid (one per
-/// distinct pair, shared by the quantiles that read it).
+/// A bin column of the rows stage: its source column and binning (one per distinct
+/// pair, shared by the aggregates that read it).
 struct BinColumn {
     column: String,
-    grid: QuantileGrid,
+    binning: Binning,
+}
+
+/// How a bin column bins its records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Binning {
+    /// Equal bins of a quantile's grid ([`GridBin`]).
+    Grid(QuantileGrid),
+    /// Signed powers of two, for bounds ([`MagnitudeBin`]).
+    Magnitude,
+}
+
+impl Binning {
+    /// The number of bins (histogram columns) of the binning.
+    fn bins(&self) -> usize {
+        match self {
+            Binning::Grid(grid) => grid.bins(),
+            Binning::Magnitude => MagnitudeBin::bins(),
+        }
+    }
+}
+
+/// The index of the bin column of `column` binned by `binning` in `bins`, added if new,
+/// and the partial of its first bin, after `before` partials.
+fn bin_column(bins: &mut Vec<BinColumn>, column: &str, binning: Binning, before: usize) -> usize {
+    let index = match bins
+        .iter()
+        .position(|b| b.column == column && b.binning == binning)
+    {
+        Some(i) => i,
+        None => {
+            bins.push(BinColumn {
+                column: column.to_string(),
+                binning,
+            });
+            bins.len() - 1
+        }
+    };
+    before + bins[..index].iter().map(|b| b.binning.bins()).sum::<usize>()
 }
 
 impl ReleasePlan {
@@ -116,32 +162,37 @@ impl ReleasePlan {
         }
         let mut values: Vec<ValueColumn> = Vec::new();
         let mut bins: Vec<BinColumn> = Vec::new();
-        // The histograms' partials follow the sums of every value column.
+        // The squares follow the sums of every value column, the histograms both.
         let value_count = query.aggregates.iter().filter(|a| a.column().is_some()).count();
+        let square_count = query
+            .aggregates
+            .iter()
+            .filter(|a| matches!(a, Aggregate::Variance { .. }))
+            .count();
+        let mut squares: Vec<(u32, u32)> = Vec::new();
         let mut aggregates = Vec::with_capacity(query.aggregates.len());
         for aggregate in &query.aggregates {
-            if let Aggregate::Quantile {
-                column,
-                bounds,
-                bins: size,
-                ..
-            } = aggregate
-            {
+            // Histograms: a bin column per distinct (column, binning), counts per bin.
+            let binned = match aggregate {
+                Aggregate::Quantile {
+                    column,
+                    bounds,
+                    bins: size,
+                    ..
+                } => Some((
+                    column,
+                    Binning::Grid(
+                        QuantileGrid::new(bounds.lower(), bounds.upper(), *size)?
+                            .impute_nan(bounds.nan_value())?,
+                    ),
+                )),
+                Aggregate::Bounds { column, .. } => Some((column, Binning::Magnitude)),
+                _ => None,
+            };
+            if let Some((column, binning)) = binned {
                 check_value_type(&schema, column)?;
-                let grid = QuantileGrid::new(bounds.lower(), bounds.upper(), *size)?
-                    .impute_nan(bounds.nan_value())?;
-                let index = match bins.iter().position(|b| b.column == *column && b.grid == grid) {
-                    Some(i) => i,
-                    None => {
-                        bins.push(BinColumn {
-                            column: column.clone(),
-                            grid,
-                        });
-                        bins.len() - 1
-                    }
-                };
-                let offset = crate::columns::partial::histograms(value_count)
-                    + bins[..index].iter().map(|b| b.grid.bins()).sum::<usize>();
+                let before = crate::columns::partial::histograms(value_count, square_count);
+                let offset = bin_column(&mut bins, column, binning, before);
                 aggregates.push(AggregateNoise::new(
                     aggregate,
                     offset,
@@ -157,14 +208,37 @@ impl ReleasePlan {
                 Some((column, bounds)) => {
                     check_value_type(&schema, column)?;
                     let grid = Grid::for_bounds(bounds)?;
+                    let centring =
+                        matches!(aggregate, Aggregate::Variance { .. }).then(|| Centring::new(bounds, &grid));
                     values.push(ValueColumn {
                         column: column.to_string(),
                         bounds: *bounds,
                         grid,
+                        centring,
                     });
                     (values.len() - 1, Some(grid))
                 }
             };
+            if let (Some(centring), Some(grid)) = (values.last().and_then(|v| v.centring), grid)
+                && matches!(aggregate, Aggregate::Variance { .. })
+            {
+                // The record column's squares, at the next square column.
+                squares.push((value as u32, centring.shift));
+                let columns = SpreadColumns {
+                    value,
+                    square: crate::columns::partial::square(value_count, squares.len() - 1),
+                    grid,
+                    centring,
+                };
+                aggregates.push(AggregateNoise::spread(
+                    aggregate,
+                    columns,
+                    max_groups,
+                    max_rows_per_group,
+                    query.zcdp,
+                )?);
+                continue;
+            }
             aggregates.push(AggregateNoise::new(
                 aggregate,
                 value,
@@ -189,7 +263,8 @@ impl ReleasePlan {
             key.rank_key("groups"),
             query.unbounded(),
         )?
-        .with_histograms(bins.iter().map(|b| b.grid.bins() as u32).collect());
+        .with_histograms(bins.iter().map(|b| b.binning.bins() as u32).collect())
+        .with_squares(squares);
         let physical = engine_plan(query, table, &group_columns, (&values, &bins), spec, state, key).await?;
         Ok(ReleasePlan {
             loss,
@@ -197,8 +272,8 @@ impl ReleasePlan {
             selection,
             public_keys,
             group_columns,
-            partials: crate::columns::partial::histograms(values.len())
-                + bins.iter().map(|b| b.grid.bins()).sum::<usize>(),
+            partials: crate::columns::partial::histograms(values.len(), square_count)
+                + bins.iter().map(|b| b.binning.bins()).sum::<usize>(),
             physical,
         })
     }
@@ -285,13 +360,23 @@ async fn engine_plan(
         ));
         // TRY_CAST: a text value that does not parse becomes NULL (then the NaN rule),
         // never a data-dependent error.
-        projection.push(
-            grid.call(vec![try_cast(column(&v.column), DataType::Float64)])
-                .alias(columns::value(j)),
-        );
+        let units = grid.call(vec![try_cast(column(&v.column), DataType::Float64)]);
+        // A variance's records are centred (Int32 − Int32: |y| ≤ 2²¹ + 1, exact).
+        let units = match v.centring {
+            None => units,
+            Some(c) => units - lit(c.centre),
+        };
+        projection.push(units.alias(columns::value(j)));
     }
     for (j, b) in bins.iter().enumerate() {
-        let bin = ScalarUDF::new_from_impl(GridBin::new(format!("dpmech_grid_bin_{j}"), b.grid));
+        let bin = match b.binning {
+            Binning::Grid(grid) => {
+                ScalarUDF::new_from_impl(GridBin::new(format!("dpmech_grid_bin_{j}"), grid))
+            }
+            Binning::Magnitude => {
+                ScalarUDF::new_from_impl(MagnitudeBin::new(format!("dpmech_magnitude_bin_{j}"))?)
+            }
+        };
         projection.push(
             bin.call(vec![try_cast(column(&b.column), DataType::Float64)])
                 .alias(columns::bin(j)),
@@ -325,8 +410,10 @@ async fn engine_plan(
     let exact = |name: &str| sum(cast(column(name), DataType::Decimal128(38, 0))).alias(name);
     let mut sums = vec![exact(columns::COUNT), exact(columns::UNITS)];
     sums.extend((0..values.len()).map(|j| exact(&columns::sum(j))));
+    let square_columns = values.iter().filter(|v| v.centring.is_some()).count();
+    sums.extend((0..square_columns).map(|i| exact(&columns::square(i))));
     for (j, b) in bins.iter().enumerate() {
-        sums.extend((0..b.grid.bins()).map(|i| exact(&columns::histogram(j, i))));
+        sums.extend((0..b.binning.bins()).map(|i| exact(&columns::histogram(j, i))));
     }
     let merged = LogicalPlanBuilder::scan("dpmech_bounded", bounded, None)?
         .aggregate(vec![column(columns::GROUP)], sums)?

@@ -99,6 +99,30 @@ pub enum Aggregate {
         /// ε of this aggregate.
         epsilon: f64,
     },
+    /// The variance (or, with `std_dev`, the standard deviation) of a clamped column:
+    /// the population variance of the bounded records from three noisy exact sums —
+    /// the count, the records centred on the bounds' midpoint, and their squares — ε
+    /// split in three equal parts.
+    Variance {
+        /// The column.
+        column: String,
+        /// Public bounds and NaN rule of the records.
+        bounds: Bounds,
+        /// Release the standard deviation (the variance's square root) instead.
+        std_dev: bool,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
+    /// Approximate bounds of a column, for an analyst without a public range: a noisy
+    /// histogram of the bounded records over signed powers of two and a threshold
+    /// ([`dpmech::statistics::ApproxBounds`], exponents [−32, 64], β = 10⁻⁶). Releases
+    /// two values, the lower then the upper bound.
+    Bounds {
+        /// The column.
+        column: String,
+        /// ε of this aggregate.
+        epsilon: f64,
+    },
     /// The `q`-quantile of a clamped column, selected over the edges of `bins` equal
     /// bins of the bounds ([`dpmech::statistics::Quantile`], permute-and-flip on the
     /// rank score) from the exact counts of the bounded records per bin.
@@ -132,17 +156,22 @@ impl Aggregate {
             | Aggregate::CountUnits { epsilon }
             | Aggregate::Sum { epsilon, .. }
             | Aggregate::Mean { epsilon, .. }
+            | Aggregate::Variance { epsilon, .. }
+            | Aggregate::Bounds { epsilon, .. }
             | Aggregate::Quantile { epsilon, .. } => *epsilon,
         }
     }
 
-    /// The column and bounds of a sum or mean (records in grid units).
+    /// The column and bounds of a sum, mean or variance (records in grid units).
     pub(crate) fn column(&self) -> Option<(&str, &Bounds)> {
         match self {
-            Aggregate::Count { .. } | Aggregate::CountUnits { .. } | Aggregate::Quantile { .. } => None,
-            Aggregate::Sum { column, bounds, .. } | Aggregate::Mean { column, bounds, .. } => {
-                Some((column, bounds))
-            }
+            Aggregate::Count { .. }
+            | Aggregate::CountUnits { .. }
+            | Aggregate::Bounds { .. }
+            | Aggregate::Quantile { .. } => None,
+            Aggregate::Sum { column, bounds, .. }
+            | Aggregate::Mean { column, bounds, .. }
+            | Aggregate::Variance { column, bounds, .. } => Some((column, bounds)),
         }
     }
 }
@@ -314,6 +343,49 @@ impl GroupedQuery {
         self.aggregates.push(Aggregate::Mean {
             column: column.to_string(),
             bounds,
+            epsilon,
+        });
+        self
+    }
+
+    /// Adds a DP variance of `column` clamped to `bounds`: the population variance of
+    /// the bounded records, `clamp(S̃₂/ñ − (S̃₁/ñ)², 0, h²)` with `h` half the bounds'
+    /// width, from the noisy count `ñ`, sum `S̃₁` of the records centred on the bounds'
+    /// midpoint and sum `S̃₂` of their squares, ε/3 each (0 when `ñ ≤ 1`). Pure ε-DP
+    /// (each cell ε/(3·L0) per sum, sensitivities L∞, L∞·h and L∞·h²), or ρ-zCDP under
+    /// [`zcdp`](Self::zcdp).
+    pub fn variance(self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.spread(column, bounds, false, epsilon)
+    }
+
+    /// Adds a DP standard deviation of `column` clamped to `bounds`: the square root of
+    /// [`variance`](Self::variance), at the same cost.
+    pub fn std_dev(self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
+        self.spread(column, bounds, true, epsilon)
+    }
+
+    fn spread(mut self, column: &str, bounds: Bounds, std_dev: bool, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Variance {
+            column: column.to_string(),
+            bounds,
+            std_dev,
+            epsilon,
+        });
+        self
+    }
+
+    /// Adds DP approximate bounds of `column` (no public range needed), for choosing the
+    /// bounds of later sums, means, variances and quantiles: the lowest and highest of
+    /// the signed powers of two (`… (−2, −1], (−1, −½] … [½, 1), [1, 2) …`, exponents
+    /// [−32, 64]) whose noisy count of bounded records clears a threshold
+    /// ([`dpmech::statistics::ApproxBounds`] at β = 10⁻⁶: with probability `1 − β` no
+    /// empty bin clears); the whole range `±2⁶⁴` when none does. Releases two values,
+    /// `lower_bound(column)` then `upper_bound(column)`. NULL and NaN records count in no
+    /// bin. Pure ε-DP: ε/L0 per cell, each bin moved by at most L∞ records; under
+    /// [`zcdp`](Self::zcdp) each cell runs at `ε = √(2ρ/L0)`.
+    pub fn bounds(mut self, column: &str, epsilon: f64) -> Self {
+        self.aggregates.push(Aggregate::Bounds {
+            column: column.to_string(),
             epsilon,
         });
         self

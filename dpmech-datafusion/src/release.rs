@@ -36,7 +36,8 @@ pub struct ReleasedRow {
     /// The group key in its columns' own types, one value per grouping column (rows
     /// are sorted by them: integer keys in numeric order).
     pub keys: Vec<ScalarValue>,
-    /// The aggregates, in the order of the query.
+    /// The aggregates, in the order of the query: one value each, two for bounds (the
+    /// lower, then the upper).
     pub values: Vec<ReleasedValue>,
 }
 
@@ -359,7 +360,8 @@ fn noisy_rows(
             .iter()
             .enumerate()
             .map(|(j, aggregate)| aggregate.release(j, cell_bytes(&k), cells, key))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
         let (key, keys) = typed_key(&k, &plan.group_columns);
         rows.push(ReleasedRow { key, keys, values });
     }

@@ -18,6 +18,8 @@
 //!
 //! Aggregates: `dp_count(ε)`, `dp_count_units(ε)` (distinct privacy units),
 //! `dp_sum(column, lower, upper, ε)`, `dp_mean(column, lower, upper, ε)`,
+//! `dp_variance(column, lower, upper, ε)`, `dp_stddev(column, lower, upper, ε)`,
+//! `dp_bounds(column, ε)` (two values: approximate lower and upper bounds),
 //! `dp_quantile(column, lower, upper, q, ε [, bins])` and `dp_median(column, lower,
 //! upper, ε [, bins])` (records clamped to the public bounds, NULL and NaN read as their
 //! midpoint), with literal parameters. The accepted plan is: one private table (aliased or not); `GROUP BY` of
@@ -100,7 +102,7 @@ fn dp_call(expr: &Expr) -> Result<(DpFunction, &[Expr]), DpError> {
             let p = &f.params;
             let function = DpFunction::of(&f.func).ok_or_else(|| {
                 unsupported(format!(
-                    "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum, dp_mean, dp_quantile or dp_median",
+                    "`{}` is not a private aggregate: use dp_count, dp_count_units, dp_sum, dp_mean, dp_variance, dp_stddev, dp_bounds, dp_quantile or dp_median",
                     f.func.name()
                 ))
             })?;
@@ -430,6 +432,20 @@ impl GroupedQuery {
                 DpFunction::Mean => {
                     let (col, bounds, epsilon) = bounded(function, args)?;
                     release.mean(&col, bounds, epsilon)
+                }
+                DpFunction::Variance => {
+                    let (col, bounds, epsilon) = bounded(function, args)?;
+                    release.variance(&col, bounds, epsilon)
+                }
+                DpFunction::StdDev => {
+                    let (col, bounds, epsilon) = bounded(function, args)?;
+                    release.std_dev(&col, bounds, epsilon)
+                }
+                DpFunction::Bounds => {
+                    arity(function, args, 2)?;
+                    let col = column(&args[0])
+                        .ok_or_else(|| unsupported("the first argument of dp_bounds must be a column"))?;
+                    release.bounds(col, number(&args[1])?)
                 }
                 DpFunction::Quantile | DpFunction::Median => {
                     // (column, lower, upper, [q,] ε [, bins])

@@ -10,7 +10,8 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
-use dpmech::statistics::{Bounds, QuantileGrid};
+use dpmech::sensitivity::Neighbouring;
+use dpmech::statistics::{ApproxBounds, Bounds, BoundsHistogram, QuantileGrid};
 
 use crate::key::{RankKey, ReleaseKey};
 
@@ -324,6 +325,41 @@ impl Grid {
     }
 }
 
+/// How a variance reads its records on a [`Grid`]: each record's units `u` centred on
+/// `centre` (the midpoint of the bounds' units, rounded down), `y = u − centre` with
+/// `|y| ≤ half`, and its square counted in units of `2^shift` units², `⌊y²/2^shift⌋ ≤
+/// 2³²` (`shift` is the smallest that keeps it there, 0 for narrow grids), so a group's
+/// sum of squares stays far within `i64` for up to 2³¹ records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Centring {
+    pub(crate) centre: i32,
+    pub(crate) half: u64,
+    pub(crate) shift: u32,
+}
+
+impl Centring {
+    /// The centring of records clamped to `bounds` on `grid`.
+    pub(crate) fn new(bounds: &Bounds, grid: &Grid) -> Self {
+        let units = |v: f64| GridUnits::units(bounds, grid.exp, Some(v));
+        let (lower, upper) = (units(bounds.lower()), units(bounds.upper()));
+        let centre = (lower + upper).div_euclid(2);
+        let half = (upper - centre).max(centre - lower).unsigned_abs();
+        let square = u128::from(half) * u128::from(half);
+        let shift = (128 - square.leading_zeros()).saturating_sub(32);
+        Centring {
+            // The plan's grid keeps records within ±2²¹ units.
+            centre: i32::try_from(centre).unwrap_or(if centre < 0 { i32::MIN } else { i32::MAX }),
+            half,
+            shift,
+        }
+    }
+
+    /// The largest square of a record, in units of `2^shift` units²: `⌊half²/2^shift⌋`.
+    pub(crate) fn largest_square(&self) -> u64 {
+        ((u128::from(self.half) * u128::from(self.half)) >> self.shift) as u64
+    }
+}
+
 /// `name(value DOUBLE) → INT`: one record under the public rule, in grid units:
 /// NULL and NaN become the bounds' NaN value (by default the midpoint), ±∞ and values
 /// outside `[lower, upper]` are clamped, and the result is rounded to the nearest
@@ -498,9 +534,90 @@ impl GridBin {
     }
 }
 
+/// `name(value DOUBLE) → INT`: the bin of one record on the signed powers of two of
+/// [`ApproxBounds`]' default layout ([`BoundsHistogram::bin`], exponents
+/// [−32, 64]: 194 bins, ±∞ in the outermost ones), and NULL or NaN — a record without a
+/// magnitude — in one extra bin after them that no release counts. Total: no record can
+/// cause an error.
+#[derive(Debug)]
+pub(crate) struct MagnitudeBin {
+    name: String,
+    layout: BoundsHistogram,
+    signature: Signature,
+}
+
+impl PartialEq for MagnitudeBin {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for MagnitudeBin {}
+
+impl std::hash::Hash for MagnitudeBin {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+impl MagnitudeBin {
+    pub(crate) fn new(name: String) -> std::result::Result<Self, dpmech::Error> {
+        Ok(MagnitudeBin {
+            name,
+            layout: ApproxBounds::new(1, Neighbouring::AddRemove, 1.0)?.state(),
+            signature: Signature::exact(vec![DataType::Float64], Volatility::Immutable),
+        })
+    }
+
+    /// The bins of the layout, plus the one of records without a magnitude.
+    pub(crate) fn bins() -> usize {
+        use dpmech::statistics::bounds::{DEFAULT_MAX_EXPONENT, DEFAULT_MIN_EXPONENT};
+        2 * (DEFAULT_MAX_EXPONENT - DEFAULT_MIN_EXPONENT + 1) as usize + 1
+    }
+
+    /// The bin of every value (`NULL` and NaN in the last).
+    fn column(&self, values: &Float64Array) -> Int32Array {
+        let none = self.layout.counts().len() as i32;
+        let bin = |i: usize| {
+            if values.is_valid(i) {
+                self.layout.bin(values.value(i)).map_or(none, |b| b as i32)
+            } else {
+                none
+            }
+        };
+        Int32Array::from_iter_values((0..values.len()).map(bin))
+    }
+}
+
+per_record_udf!(MagnitudeBin);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn magnitude_bins_follow_the_bounds_layout_and_records_without_magnitude_go_last() {
+        let f = MagnitudeBin::new("m".into()).unwrap();
+        let bins = f.column(&Float64Array::from(vec![
+            Some(0.0),
+            Some(3.0),
+            Some(-3.0),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+            Some(f64::NAN),
+            None,
+        ]));
+        let layout = &f.layout;
+        let expected: Vec<i32> = [0.0, 3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY]
+            .iter()
+            .map(|&v| layout.bin(v).unwrap() as i32)
+            .chain([194, 194])
+            .collect();
+        assert_eq!(bins.values().to_vec(), expected);
+        assert_eq!(MagnitudeBin::bins(), 195);
+        assert_eq!(expected[3], 193);
+        assert_eq!(expected[4], 0);
+    }
 
     fn fingerprints(f: &UnitFingerprint, array: ArrayRef) -> Vec<u64> {
         f.fingerprints(&array).unwrap().values().to_vec()

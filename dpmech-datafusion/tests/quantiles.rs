@@ -6,84 +6,27 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{audit_release, key, memory_table, runtime};
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array};
-use datafusion::prelude::{SessionConfig, SessionContext, col, lit};
+use common::{
+    DAY_BOUNDS, audit_heavy_unit, day_durations, day_rows, day_session, day_table, key, runtime,
+    same_release_by_every_path,
+};
+use datafusion::prelude::{SessionConfig, SessionContext, col};
 use dpmech::Accountant;
 use dpmech::statistics::Bounds;
 use dpmech_datafusion::functions::{dp_median, dp_quantile};
-use dpmech_datafusion::{ContributionBounds, DpError, GroupedQuery, PrivateSession};
-
-/// `(user, day, duration)`: 600 users, each with one visit on each of two days of 1..=3
-/// (so bounding at L0 = 2, L∞ = 1 drops nothing), durations spread over [0, 1000) with
-/// a NaN, a NULL-like negative and an out-of-range value among them.
-fn rows() -> Vec<(i64, i64, f64)> {
-    let mut out = Vec::new();
-    for u in 0..600i64 {
-        for r in 0..2 {
-            let day = 1 + (u + r) % 3;
-            let duration = match u {
-                7 => f64::NAN,
-                8 => -50.0,
-                9 => 1e9,
-                _ => ((u * 37 + r * 101) % 1000) as f64,
-            };
-            out.push((u, day, duration));
-        }
-    }
-    out
-}
-
-const BOUNDS: ContributionBounds = ContributionBounds {
-    max_groups: 2,
-    max_rows_per_group: 1,
-};
-
-fn table(rows: &[(i64, i64, f64)], partitions: usize) -> Arc<datafusion::datasource::MemTable> {
-    let ints = |f: fn(&(i64, i64, f64)) -> i64| -> ArrayRef {
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
-    };
-    let durations = Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2)));
-    memory_table(
-        vec![
-            ("user_id", ints(|r| r.0)),
-            ("day", ints(|r| r.1)),
-            ("duration", durations),
-        ],
-        partitions,
-    )
-}
-
-fn session(rows: &[(i64, i64, f64)], partitions: usize, bounds: ContributionBounds) -> PrivateSession {
-    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
-    let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(1e12).unwrap()));
-    s.register_private("visits", table(rows, 3), "user_id", bounds)
-        .unwrap();
-    s
-}
+use dpmech_datafusion::{DpError, GroupedQuery, PrivateSession};
 
 /// The gap in ranks `|L(e) − q·n|` of a released edge `e`, with `L(e)` the number of
 /// day `day`'s durations below it, read by the public rule (NaN as the midpoint 500,
 /// clamped to [0, 1000]).
 fn rank_gap(day: i64, q: f64, e: f64) -> f64 {
-    let v: Vec<f64> = rows()
-        .iter()
-        .filter(|r| r.1 == day)
-        .map(|r| {
-            if r.2.is_nan() {
-                500.0
-            } else {
-                r.2.clamp(0.0, 1000.0)
-            }
-        })
-        .collect();
+    let v = day_durations(day);
     let below = v.iter().filter(|&&x| x < e).count() as f64;
     (below - q * v.len() as f64).abs()
 }
 
 #[test]
 fn quantiles_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_partitioning() {
-    let rt = runtime();
     let sql = "SELECT day, dp_median(duration, 0, 1000, 50), dp_quantile(duration, 0, 1000, 0.9, 50) \
                FROM visits WHERE day IN (1, 2, 3) GROUP BY day";
     let bounds = Bounds::new(0.0, 1000.0).unwrap();
@@ -91,36 +34,15 @@ fn quantiles_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_parti
         .public_keys(["1", "2", "3"])
         .median("duration", bounds, 50.0)
         .quantile("duration", bounds, 0.9, 50.0);
-    let mut first = None;
-    for partitions in [1, 4, 16] {
-        let s = session(&rows(), partitions, BOUNDS);
-        let from_sql = rt.block_on(s.plan_sql(sql)).unwrap();
-        let frame = rt
-            .block_on(s.table("visits"))
-            .unwrap()
-            .filter(col("day").in_list(vec![lit(1i64), lit(2i64), lit(3i64)], false))
-            .unwrap()
-            .aggregate(
-                vec![col("day")],
-                vec![
-                    dp_median(col("duration"), 0.0, 1000.0, 50.0),
-                    dp_quantile(col("duration"), 0.0, 1000.0, 0.9, 50.0),
-                ],
-            )
-            .unwrap();
-        assert_eq!(from_sql, builder);
-        assert_eq!(GroupedQuery::from_frame(&frame).unwrap(), builder);
-        let release = rt.block_on(s.release_with_key(&from_sql, key(1, 9))).unwrap();
-        match &first {
-            None => first = Some(release),
-            Some(one) => assert_eq!(one.rows, release.rows, "{partitions} partitions"),
-        }
-    }
+    let aggregates = vec![
+        dp_median(col("duration"), 0.0, 1000.0, 50.0),
+        dp_quantile(col("duration"), 0.0, 1000.0, 0.9, 50.0),
+    ];
+    let release = same_release_by_every_path((sql, aggregates, 3), &builder, key(1, 9));
     // At ε = 50 (25 per cell, Δu = 1/2) the rank error at β = 10⁻⁶ is
     // r = 2·(Δu + g)/ε·ln(257/β) ≈ 0.8 ranks, on top of OPT (at most half the count of
     // the bin holding the target: at most 5 records per bin of 3.9 here), so
     // |L(e) − q·n| ≤ OPT + r ≤ 2.5 + 0.8.
-    let release = first.unwrap();
     assert_eq!(release.rows.len(), 3);
     for row in &release.rows {
         let day: i64 = row.key.as_deref().unwrap().parse().unwrap();
@@ -142,7 +64,7 @@ fn quantiles_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_parti
 #[test]
 fn bad_quantile_parameters_are_typed_errors_before_any_charge() {
     let rt = runtime();
-    let s = session(&rows(), 2, BOUNDS);
+    let s = day_session(&day_rows(), 2, DAY_BOUNDS);
     for bad in [
         "SELECT day, dp_quantile(duration, 0, 1000, 1.5, 1) FROM visits WHERE day IN (1) GROUP BY day",
         "SELECT day, dp_quantile(duration, 0, 1000, -0.1, 1) FROM visits WHERE day IN (1) GROUP BY day",
@@ -186,32 +108,12 @@ fn quantiles_pass_their_audit_through_sql_and_fail_without_bounding() {
     // grid: bounded to L∞ = 1 it adds one record (the median's rank score moves by
     // Δu = 1/2, the mechanism's ε = 1); unbounded, its 40 records move the median of
     // D's 21 records to the top.
-    let bounds = ContributionBounds {
-        max_groups: 1,
-        max_rows_per_group: 1,
-    };
-    let base: Vec<(i64, i64, f64)> = (0..21).map(|u| (u, 1, (u % 8) as f64 + 0.5)).collect();
-    let mut heavy = base.clone();
-    heavy.extend((0..40).map(|_| (10_000, 1, 7.5)));
-    let rt = runtime();
-    let audit = |bounded: bool| {
-        let (d, d_prime) = (session(&base, 2, bounds), session(&heavy, 2, bounds));
-        let mut q = rt
-            .block_on(d.plan_sql("SELECT dp_median(duration, 0, 8, 1.0, 8) FROM visits"))
-            .unwrap();
-        if !bounded {
-            q = q.without_contribution_bounding_for_tests();
-        }
-        audit_release(&rt, (&d, &d_prime), &q, 1.0, 4_000, |r| {
-            r.rows[0].values[0].value as i64
-        })
-    };
-    let good = audit(true);
-    println!("median, bounded: {good}");
-    assert!(good.passed());
-    let bad = audit(false);
-    println!("median without bounding (negative control): {bad}");
-    assert!(!bad.passed());
+    audit_heavy_unit(
+        "median",
+        "SELECT dp_median(duration, 0, 8, 1.0, 8) FROM visits",
+        7.5,
+        |r| r.rows[0].values[0].value as i64,
+    );
 }
 
 #[test]
@@ -236,7 +138,7 @@ fn contribution_bounds_are_suggested_from_the_data_and_charged_first() {
     let with_budget = |budget: f64| {
         let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
         let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(budget).unwrap()));
-        s.register_private("visits", table(&rows, 3), "user_id", BOUNDS)
+        s.register_private("visits", day_table(&rows, 3), "user_id", DAY_BOUNDS)
             .unwrap();
         s
     };

@@ -96,14 +96,17 @@ pub fn queries() -> Vec<(&'static str, GroupedQuery)> {
                 .sum("duration", b, 0.5)
                 .mean("duration", b, 0.5)
                 .median("duration", b, 0.5)
-                .quantile("duration", b, 0.9, 0.5),
+                .quantile("duration", b, 0.9, 0.5)
+                .variance("duration", b, 0.5)
+                .bounds("duration", 0.5),
         ),
         (
             "private keys, ε",
             GroupedQuery::new("visits", "country")
                 .private_keys(0.5, 1e-3)
                 .count(0.5)
-                .mean("duration", b, 0.5),
+                .mean("duration", b, 0.5)
+                .std_dev("duration", b, 0.5),
         ),
         (
             "public keys, ρ",

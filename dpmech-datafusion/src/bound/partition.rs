@@ -258,6 +258,10 @@ impl PartitionState {
         let mut counts = vec![0i64; n_groups];
         let mut units = vec![0i64; n_groups];
         let mut sums = vec![0i128; n_groups * k];
+        // The sums of squares of the square columns (`y²` of record column `j`, in units
+        // of `2^shift`), `nq` per group.
+        let nq = spec.squares.len();
+        let mut squares = vec![0i128; n_groups * nq];
         // The bounded records' counts per bin, `bins_total` per group: histogram `j`
         // from `first_bin[j]` on.
         let first_bin: Vec<usize> = self
@@ -289,6 +293,7 @@ impl PartitionState {
         let (mut slot_fingerprint, mut slot_head, mut next) = (Vec::new(), Vec::new(), Vec::new());
         let mut pairs: Vec<Pair> = Vec::new();
         let mut pair_sums: Vec<i128> = Vec::new();
+        let mut pair_squares: Vec<i128> = Vec::new();
         for chunks in &self.buckets {
             let chunk_rows = self.chunk_rows;
             let row_at = |row: u32| {
@@ -329,6 +334,7 @@ impl PartitionState {
                 // The unit's (unit, group) pairs, exactly.
                 pairs.clear();
                 pair_sums.clear();
+                pair_squares.clear();
                 let mut row = head;
                 while row != NONE {
                     let words = row_at(row);
@@ -343,12 +349,19 @@ impl PartitionState {
                                 index: pairs.len(),
                             });
                             pair_sums.extend(std::iter::repeat_n(0, k));
+                            pair_squares.extend(std::iter::repeat_n(0, nq));
                             pairs.len() - 1
                         }
                     };
                     pairs[p].rows += 1;
                     for j in 0..k {
                         pair_sums[p * k + j] += i128::from(words[3 + j] as i32);
+                    }
+                    for (i, &(j, shift)) in spec.squares.iter().enumerate() {
+                        let y = i64::from(words[3 + j as usize] as i32);
+                        // |y| < 2³¹, so y² < 2⁶² is exact; a shift of 64 keeps nothing.
+                        let square = (y * y) as u64;
+                        pair_squares[p * nq + i] += i128::from(square.checked_shr(shift).unwrap_or(0));
                     }
                     row = next[row as usize];
                 }
@@ -399,16 +412,23 @@ impl PartitionState {
                     let g = p.group as usize;
                     units[g] += 1;
                     let exact = &pair_sums[p.index * k..(p.index + 1) * k];
+                    let exact_squares = &pair_squares[p.index * nq..(p.index + 1) * nq];
                     if unbounded {
                         counts[g] += p.rows;
                         for j in 0..k {
                             sums[g * k + j] += exact[j];
                         }
+                        for i in 0..nq {
+                            squares[g * nq + i] += exact_squares[i];
+                        }
                     } else {
-                        // L∞: min(c, m) rows of the pair's own mean.
+                        // L∞: min(c, m) rows of the pair's own mean (and mean square).
                         counts[g] += p.rows.min(m);
                         for j in 0..k {
                             sums[g * k + j] += i128::from(pair_share(exact[j], p.rows, m));
+                        }
+                        for i in 0..nq {
+                            squares[g * nq + i] += i128::from(pair_share(exact_squares[i], p.rows, m));
                         }
                     }
                 }
@@ -428,6 +448,12 @@ impl PartitionState {
         ];
         for j in 0..k {
             let column: Vec<i128> = (0..n_groups).map(|g| sums[g * k + j]).collect();
+            columns.push(Arc::new(
+                Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
+            ));
+        }
+        for i in 0..nq {
+            let column: Vec<i128> = (0..n_groups).map(|g| squares[g * nq + i]).collect();
             columns.push(Arc::new(
                 Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
             ));
