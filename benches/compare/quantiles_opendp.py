@@ -17,7 +17,8 @@ Run from the repository root (needs `pip install 'opendp==0.16.*' numpy`):
 
     python3 benches/compare/quantiles_opendp.py [--releases 200] [--small 2000] [--data FILE]
 
-dpmech's side is `cargo run --release --example quantile_compare -- DATA RELEASES SMALL`,
+dpmech's side is `cargo run --release -p dpmech --example quantile_compare -- DATA RELEASES SMALL`
+(only the core crate: the workspace's other members would build DataFusion),
 which this script calls. Not part of CI.
 """
 
@@ -86,7 +87,7 @@ def opendp_side(x, releases, small):
 
 def dpmech_side(path, releases, small):
     out = subprocess.run(
-        ["cargo", "run", "--quiet", "--release", "--example", "quantile_compare", "--", path, str(releases),
+        ["cargo", "run", "--quiet", "--release", "-p", "dpmech", "--example", "quantile_compare", "--", path, str(releases),
          str(small)],
         check=True, capture_output=True, text=True,
     ).stdout
