@@ -1,5 +1,5 @@
-//! The visits table of the examples: 10⁷ page visits by 10⁶ users over 30 days, written
-//! once as CSV (≈ 250 MB) by a fixed-seed generator. Shared by `dpmech-datafusion`'s
+//! The visits table of the examples: 10⁷ page visits by 10⁶ users over 30 days, from 6
+//! countries (one per user), written once as CSV (≈ 280 MB) by a fixed-seed generator. Shared by `dpmech-datafusion`'s
 //! `visits` example and `dpmech-ballista`'s `visits_cluster` example.
 
 use std::io::Write;
@@ -7,6 +7,15 @@ use std::time::Instant;
 
 const ROWS: u64 = 10_000_000;
 const USERS: u64 = 1_000_000;
+
+/// The countries of the users, and each one's share in eighths (fr and de 2/8 each).
+pub const COUNTRIES: [&str; 6] = ["fr", "de", "es", "it", "nl", "pl"];
+
+/// The country of `user`: a fixed function of the id (it draws nothing from the
+/// generator, so the other columns are those of the table without countries).
+fn country(user: u64) -> &'static str {
+    COUNTRIES[[0, 0, 1, 1, 2, 3, 4, 5][(user.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize]]
+}
 
 /// xorshift64*: a fixed-seed generator for the synthetic data (not for noise).
 struct Gen(u64);
@@ -24,7 +33,7 @@ impl Gen {
 
 fn write_table(path: &std::path::Path) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(out, "user_id,day,page,duration")?;
+    writeln!(out, "user_id,day,country,page,duration")?;
     let mut g = Gen(0x9e37_79b9_7f4a_7c15);
     for _ in 0..ROWS {
         let user = g.next() % USERS;
@@ -32,19 +41,20 @@ fn write_table(path: &std::path::Path) -> std::io::Result<()> {
         let day = 1 + (user * 7 + g.next() % 5) % 30;
         let page = (1.0 / (1e-4 + g.unit() * 0.9999)).floor() as u64; // heavy-tailed ids
         let duration = (-(g.unit().max(1e-12)).ln() * 300.0).round();
+        let country = country(user);
         if g.next().is_multiple_of(1000) {
-            writeln!(out, "{user},{day},{page},")?; // a missing duration (NULL)
+            writeln!(out, "{user},{day},{country},{page},")?; // a missing duration (NULL)
         } else {
-            writeln!(out, "{user},{day},{page},{duration}")?;
+            writeln!(out, "{user},{day},{country},{page},{duration}")?;
         }
     }
     out.flush()
 }
 
-/// The path of the table (`target/visits.csv` at the repository root), written first if
-/// it does not exist.
+/// The path of the table (`target/visits-by-country.csv` at the repository root),
+/// written first if it does not exist.
 pub fn visits_csv() -> std::io::Result<std::path::PathBuf> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/visits.csv");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/visits-by-country.csv");
     if !path.exists() {
         let start = Instant::now();
         std::fs::create_dir_all(path.parent().expect("target/"))?;
