@@ -3,7 +3,8 @@
 //! * [`Epsilon`], [`Delta`] and [`Rho`] are validated newtypes: holding one proves the
 //!   value is in its domain.
 //! * [`PrivacyLoss`] names the *kind* of guarantee a release carries, so a weaker
-//!   guarantee (approximate DP, zCDP, random DP) is never counted as a stronger one.
+//!   guarantee (approximate DP, zCDP, approximate zCDP, random DP) is never counted as a
+//!   stronger one.
 //! * [`round`] holds every outward-rounding helper of the crate: computations of
 //!   privacy parameters round toward *more noise* and *more reported loss*.
 
@@ -127,6 +128,17 @@ pub enum PrivacyLoss {
         /// ρ.
         rho: f64,
     },
+    /// δ-approximate ρ-zCDP (Bun & Steinke 2016, Def. 8.1): for neighbours there are events of
+    /// probability at least 1 − δ conditioned on which the outputs' Rényi divergences of every
+    /// order α > 1 are at most ρ·α. Partition selection under zCDP gives it (the δ of a key held
+    /// by one unit being released). It converts to `(ρ + 2√(ρ ln(1/δ′)), δ + δ′)`-DP
+    /// ([`approximate_zcdp_to_dp`](crate::composition::zcdp::approximate_zcdp_to_dp)).
+    ApproximateZcdp {
+        /// ρ.
+        rho: f64,
+        /// δ, the probability of the events outside which nothing is bounded.
+        delta: f64,
+    },
     /// (ε, γ)-random differential privacy (Hall, Wasserman & Rinaldo 2013;
     /// Rubinstein & Aldà 2017): ε-DP holds for all but a γ-fraction of neighbouring
     /// pairs drawn from the data distribution. Strictly weaker than any of the above.
@@ -186,28 +198,56 @@ impl PrivacyLoss {
         Ok(Self::Zcdp { rho: check_rho(rho)? })
     }
 
-    /// The ε of a pure, approximate or random-DP guarantee (`None` for zCDP).
+    /// (ρ, δ) for δ-approximate ρ-zCDP, after validating both. Unlike
+    /// [`approximate`](Self::approximate), δ = 0 is refused here (write plain zCDP with
+    /// [`zcdp`](Self::zcdp)); a hand-built `ApproximateZcdp { rho, delta: 0.0 }` is still
+    /// accepted everywhere as ρ-zCDP.
+    ///
+    /// ```
+    /// use dpmech::PrivacyLoss;
+    /// let loss = PrivacyLoss::approximate_zcdp(0.5, 1e-6)?;
+    /// assert_eq!(loss.to_string(), "(ρ = 0.5, δ = 1e-6)-zCDP");
+    /// assert_eq!((loss.epsilon(), loss.delta()), (None, Some(1e-6)));
+    /// assert!(PrivacyLoss::approximate_zcdp(0.5, 0.0).is_err());
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] unless ρ is finite and positive; [`Error::InvalidDelta`]
+    /// unless 0 < δ < 1.
+    pub fn approximate_zcdp(rho: f64, delta: f64) -> Result<Self, Error> {
+        Ok(Self::ApproximateZcdp {
+            rho: check_rho(rho)?,
+            delta: check_delta(delta)?,
+        })
+    }
+
+    /// The ε of a pure, approximate or random-DP guarantee (`None` for zCDP and
+    /// approximate zCDP).
     pub fn epsilon(&self) -> Option<f64> {
         match *self {
             Self::Pure { epsilon } | Self::Approximate { epsilon, .. } | Self::RandomDp { epsilon, .. } => {
                 Some(epsilon)
             }
-            Self::Zcdp { .. } => None,
+            Self::Zcdp { .. } | Self::ApproximateZcdp { .. } => None,
         }
     }
 
-    /// The δ of the guarantee: 0 for pure DP, `None` for zCDP and random DP.
+    /// The δ of the guarantee: 0 for pure DP, the δ of approximate DP and of approximate
+    /// zCDP, `None` for zCDP and random DP.
     pub fn delta(&self) -> Option<f64> {
         match *self {
             Self::Pure { .. } => Some(0.0),
-            Self::Approximate { delta, .. } => Some(delta),
+            Self::Approximate { delta, .. } | Self::ApproximateZcdp { delta, .. } => Some(delta),
             Self::Zcdp { .. } | Self::RandomDp { .. } => None,
         }
     }
 }
 
 /// In words a user reads without a textbook: `ε = 2 (pure DP)`, `(ε = 1, δ = 1e-6)`,
-/// `ρ = 0.5 (zCDP)`, `(ε = 1, γ = 0.05) random DP (weaker than DP)`. Numbers print
+/// `ρ = 0.5 (zCDP)`, `(ρ = 0.5, δ = 1e-6)-zCDP`, `(ε = 1, γ = 0.05) random DP (weaker
+/// than DP)`. Numbers print
 /// in full below 10⁶ and down to 10⁻³, in scientific notation outside.
 impl fmt::Display for PrivacyLoss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -218,6 +258,9 @@ impl fmt::Display for PrivacyLoss {
                 write!(f, "(ε = {}, δ = {})", n.show(epsilon), n.show(delta))
             }
             Self::Zcdp { rho } => write!(f, "ρ = {} (zCDP)", n.show(rho)),
+            Self::ApproximateZcdp { rho, delta } => {
+                write!(f, "(ρ = {}, δ = {})-zCDP", n.show(rho), n.show(delta))
+            }
             Self::RandomDp { epsilon, gamma } => write!(
                 f,
                 "(ε = {}, γ = {}) random DP (weaker than DP)",
@@ -512,5 +555,8 @@ mod tests {
         );
         assert!(PrivacyLoss::approximate(0.25, -0.0).is_ok());
         assert!(PrivacyLoss::approximate(0.25, f64::NAN).is_err());
+        let az = PrivacyLoss::approximate_zcdp(0.5, 1e-6).unwrap();
+        assert_eq!(az.to_string(), "(ρ = 0.5, δ = 1e-6)-zCDP");
+        assert_eq!((az.epsilon(), az.delta()), (None, Some(1e-6)));
     }
 }

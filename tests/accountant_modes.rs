@@ -281,3 +281,72 @@ proptest::proptest! {
         }
     }
 }
+
+/// δ-approximate ρ-zCDP budgets (what partition selection under zCDP spends): Σρ and Σδ
+/// against the budget, pure and zCDP charges with δ = 0, (ε, δ) charges refused; the
+/// other budgets refuse approximate zCDP with δ > 0.
+#[test]
+fn approximate_zcdp_budget_sums_rho_and_delta() {
+    let acc = Accountant::approximate_zcdp(1.0, 1e-5).unwrap();
+    let part = PrivacyLoss::approximate_zcdp(0.4, 4e-6).unwrap();
+    acc.spend(part).unwrap();
+    acc.spend(part).unwrap();
+    assert_eq!(
+        acc.spent(),
+        PrivacyLoss::ApproximateZcdp {
+            rho: 0.8,
+            delta: 8e-6
+        }
+    );
+    assert!(matches!(acc.spend(part), Err(Error::BudgetExceeded { .. })));
+    assert_eq!(acc.charges(), 2);
+    acc.spend(PrivacyLoss::zcdp(0.1).unwrap()).unwrap();
+    acc.spend(PrivacyLoss::pure(0.2).unwrap()).unwrap(); // ρ = 0.02
+    let PrivacyLoss::Zcdp { rho: counted } = acc.ledger()[3].charged else {
+        panic!("a pure charge counts as zCDP");
+    };
+    assert!((0.02..0.02 + 1e-15).contains(&counted), "{counted}");
+    let PrivacyLoss::ApproximateZcdp { rho, delta } = acc.spent() else {
+        panic!("spent is of the budget's kind");
+    };
+    assert!((rho - 0.92).abs() < 1e-12 && delta == 8e-6, "{rho} {delta}");
+    let PrivacyLoss::ApproximateZcdp { rho, delta } = acc.remaining() else {
+        panic!("remaining is of the budget's kind");
+    };
+    assert!(
+        (rho - 0.08).abs() < 1e-12 && (delta - 2e-6).abs() < 1e-18,
+        "{rho} {delta}"
+    );
+    assert!(matches!(
+        acc.spend(PrivacyLoss::approximate(0.01, 1e-9).unwrap()),
+        Err(Error::IncompatibleLoss { .. })
+    ));
+    assert_eq!(acc.charges(), 4);
+
+    let z = Accountant::zcdp(1.0).unwrap();
+    let with_delta = PrivacyLoss::ApproximateZcdp {
+        rho: 0.1,
+        delta: 1e-6,
+    };
+    assert!(matches!(z.spend(with_delta), Err(Error::IncompatibleLoss { .. })));
+    z.spend(PrivacyLoss::ApproximateZcdp { rho: 0.1, delta: 0.0 })
+        .unwrap();
+    assert_eq!(z.spent(), PrivacyLoss::Zcdp { rho: 0.1 });
+
+    for other in [
+        Accountant::pure(1.0).unwrap(),
+        Accountant::approximate(1.0, 1e-5).unwrap(),
+        Accountant::filter(PrivacyLoss::approximate(1.0, 1e-5).unwrap()).unwrap(),
+    ] {
+        assert!(matches!(
+            other.spend(with_delta),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        assert_eq!(other.charges(), 0);
+    }
+    // No filter theorem for approximate zCDP: refused rather than over-claimed.
+    assert!(matches!(
+        Accountant::filter(PrivacyLoss::approximate_zcdp(1.0, 1e-5).unwrap()),
+        Err(Error::IncompatibleLoss { .. })
+    ));
+}

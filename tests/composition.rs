@@ -546,3 +546,60 @@ fn plan_accountant_uses_the_declared_rule() {
         Err(Error::IncompatibleLoss { .. })
     ));
 }
+
+/// δ-approximate ρ-zCDP: checked constructor, sequential composition (Σρ, Σδ; pure as
+/// ε²/2), no group-privacy conversion, and the conversion to (ε, δ)-DP.
+#[test]
+fn approximate_zcdp_composes_and_converts() {
+    let az = PrivacyLoss::approximate_zcdp(0.2, 1e-6).unwrap();
+    let total = sequential(&[
+        PrivacyLoss::zcdp(0.1).unwrap(),
+        az,
+        PrivacyLoss::pure(1.0).unwrap(),
+    ])
+    .unwrap();
+    let PrivacyLoss::ApproximateZcdp { rho, delta } = total else {
+        panic!("expected approximate zCDP, got {total}");
+    };
+    assert!(
+        (rho - 0.8).abs() < 1e-12 && rho >= 0.1 + 0.2 + 0.5 && delta == 1e-6,
+        "{total}"
+    );
+    let approx = PrivacyLoss::approximate(0.5, 1e-6).unwrap();
+    assert!(matches!(
+        sequential(&[az, approx]),
+        Err(Error::IncompatibleLoss { .. })
+    ));
+
+    for (rho, delta) in [(0.0, 1e-6), (-1.0, 1e-6), (f64::NAN, 1e-6), (f64::INFINITY, 1e-6)] {
+        assert!(matches!(
+            PrivacyLoss::approximate_zcdp(rho, delta),
+            Err(Error::InvalidRho { .. })
+        ));
+    }
+    for delta in [0.0, 1.0, -1e-6, 1.5, f64::NAN] {
+        assert!(matches!(
+            PrivacyLoss::approximate_zcdp(0.5, delta),
+            Err(Error::InvalidDelta { .. })
+        ));
+    }
+    assert!(matches!(
+        dpmech::sensitivity::convert_loss(az, Neighbouring::AddRemove, Neighbouring::Substitute),
+        Err(Error::IncompatibleLoss { .. })
+    ));
+    assert_eq!(
+        dpmech::sensitivity::convert_loss(az, Neighbouring::Substitute, Neighbouring::Substitute).unwrap(),
+        az
+    );
+
+    let PrivacyLoss::Approximate { epsilon, delta } = zcdp::approximate_zcdp_to_dp(0.5, 1e-6, 1e-6).unwrap()
+    else {
+        panic!("expected (epsilon, delta)-DP");
+    };
+    let formula = 0.5 + 2.0 * (0.5 * 1e6f64.ln()).sqrt();
+    assert!(
+        epsilon >= formula && (epsilon - formula) / formula < 1e-12,
+        "{epsilon} vs {formula}"
+    );
+    assert!((2e-6..2e-6 * (1.0 + 1e-12)).contains(&delta), "{delta}");
+}

@@ -188,7 +188,7 @@ pub struct Auditor {
 }
 
 impl Auditor {
-    /// An auditor for a pure or approximate DP claim. Other kinds (zCDP, random DP)
+    /// An auditor for a pure or approximate DP claim. Other kinds (zCDP, approximate zCDP, random DP)
     /// are refused with [`Error::IncompatibleLoss`]: convert them to (ε, δ) first.
     ///
     /// # Errors

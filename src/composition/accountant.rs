@@ -6,7 +6,7 @@
 //! An accountant runs in one of two modes ([`Adaptivity`]):
 //!
 //! * **[`Adaptivity::FixedSequence`]** (the default: [`Accountant::new`], `pure`,
-//!   `approximate`, `zcdp`, [`Accountant::with_plan`]) — the guarantee of a sequence
+//!   `approximate`, `zcdp`, `approximate_zcdp`, [`Accountant::with_plan`]) — the guarantee of a sequence
 //!   of mechanisms fixed in advance; the queries they answer may be chosen adaptively.
 //! * **[`Adaptivity::Filter`]** ([`Accountant::filter`]) — a privacy filter: the
 //!   guarantee holds even when each mechanism **and its parameters** (ε, δ, ρ) are chosen
@@ -17,9 +17,10 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`PrivacyLoss::Pure`] ε | pure | Σε (sequential composition) | ✓ | ✓ (basic composition is a filter) |
 //! | [`PrivacyLoss::Approximate`] (ε, δ) | pure (δ = 0), approximate | Σε, Σδ | ✓ | ✓ (basic composition is a filter) |
-//! | [`PrivacyLoss::Zcdp`] ρ | zCDP; pure ε counted as ρ = ε²/2 | Σρ | ✓ | ✓ (a Rényi filter at every order) |
+//! | [`PrivacyLoss::Zcdp`] ρ | zCDP (also approximate zCDP with δ = 0); pure ε counted as ρ = ε²/2 | Σρ | ✓ | ✓ (a Rényi filter at every order) |
+//! | [`PrivacyLoss::ApproximateZcdp`] (ρ, δ) | approximate zCDP; zCDP (δ = 0); pure ε counted as ρ = ε²/2, δ = 0 | Σρ, Σδ (Bun & Steinke 2016, Lemma 8.3) | ✓ | — (no filter theorem: [`Accountant::filter`] refuses it) |
 //! | a declared [`Plan`] (k steps of ε₀) | pure with ε ≤ ε₀, each counted as ε₀ | at most k steps | ✓ | — |
-//! | [`Accountant::filter`] of (ε, δ), δ > 0 | pure, zCDP | Rényi filter `Σ Rᵢ(α) ≤ B(α)` | ✓ | ✓ (Feldman & Zrnic 2021) |
+//! | [`Accountant::filter`] of (ε, δ), δ > 0 | pure, zCDP (also approximate zCDP with δ = 0) | Rényi filter `Σ Rᵢ(α) ≤ B(α)` | ✓ | ✓ (Feldman & Zrnic 2021) |
 //!
 //! The sums of the first three rows are **basic composition, which is itself a valid
 //! privacy filter** (Rogers, Roth, Ullman & Vadhan 2016; for Σρ, the Rényi filter of
@@ -33,9 +34,14 @@
 //! composition) holds only for k and ε₀ fixed before the first release, so it has no
 //! filter mode.
 //!
-//! Charging approximate DP to a zCDP budget, or zCDP to an ε/(ε, δ) budget (outside a
-//! Rényi filter), is an [`Error::IncompatibleLoss`]: the conversion needs a choice (of
-//! δ) that the caller must make explicitly with [`super::zcdp`]. [`PrivacyLoss::RandomDp`]
+//! Charging approximate DP to a zCDP or approximate-zCDP budget, or zCDP to an ε/(ε, δ)
+//! budget (outside a Rényi filter), is an [`Error::IncompatibleLoss`]: the conversion
+//! needs a choice (of δ) that the caller must make explicitly with [`super::zcdp`].
+//! Approximate zCDP with δ > 0 (e.g. partition selection under zCDP) is charged only to
+//! an approximate-zCDP budget ([`Accountant::approximate_zcdp`]): a zCDP budget has no
+//! δ to charge it to, and pure, (ε, δ), plan and Rényi-filter budgets refuse it (convert
+//! it with [`super::zcdp::approximate_zcdp_to_dp`] to charge it as `(ε, δ)`). A
+//! hand-built `ApproximateZcdp { rho, delta: 0.0 }` is zCDP everywhere. [`PrivacyLoss::RandomDp`]
 //! charges are always refused: random DP (e.g. from the sensitivity sampler) is a
 //! guarantee over a data distribution, not a worst-case one, and cannot be counted
 //! against a worst-case budget. A random-DP budget is refused for the same reason.
@@ -241,8 +247,9 @@ pub struct Accountant {
 }
 
 impl Accountant {
-    /// An accountant for a total budget: `Pure`, `Approximate` or `Zcdp`
-    /// (validated). A `RandomDp` budget is an [`Error::IncompatibleLoss`].
+    /// An accountant for a total budget: `Pure`, `Approximate`, `Zcdp` or
+    /// `ApproximateZcdp` (validated; `ApproximateZcdp` with δ = 0 is the `Zcdp` budget).
+    /// A `RandomDp` budget is an [`Error::IncompatibleLoss`].
     ///
     /// # Errors
     ///
@@ -250,7 +257,7 @@ impl Accountant {
     /// [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ) of `budget`;
     /// [`Error::IncompatibleLoss`] for a random-DP budget.
     pub fn new(budget: PrivacyLoss) -> Result<Self, Error> {
-        let budget = validate_loss(budget)?;
+        let budget = as_zcdp_if_no_delta(validate_loss(budget)?);
         if matches!(budget, PrivacyLoss::RandomDp { .. }) {
             return Err(Error::IncompatibleLoss {
                 reason: "an accountant budget must be a worst-case guarantee, not random DP",
@@ -310,9 +317,18 @@ impl Accountant {
     ///
     /// Those of [`Accountant::new`]; for an `(ε, δ)` budget with δ > 0,
     /// [`Error::Unattainable`] if no order leaves a positive RDP budget (ε far below
-    /// `ln(1/δ)/4096`).
+    /// `ln(1/δ)/4096`); [`Error::IncompatibleLoss`] for an approximate-zCDP budget with
+    /// δ > 0 (this crate has no filter theorem for approximate zCDP: use
+    /// [`Accountant::approximate_zcdp`], whose guarantee needs the charges' ρ and δ fixed
+    /// up front).
     pub fn filter(budget: PrivacyLoss) -> Result<Self, Error> {
         let mut acc = Self::new(budget)?;
+        if matches!(acc.budget, PrivacyLoss::ApproximateZcdp { .. }) {
+            return Err(Error::IncompatibleLoss {
+                reason: "no privacy filter for approximate zCDP is established: use \
+                         Accountant::approximate_zcdp with charges fixed up front",
+            });
+        }
         acc.adaptivity = Adaptivity::Filter;
         if let PrivacyLoss::Approximate { epsilon, delta } = acc.budget
             && delta > 0.0
@@ -360,6 +376,28 @@ impl Accountant {
     /// [`Error::InvalidRho`] if `rho` is not finite and positive.
     pub fn zcdp(rho: f64) -> Result<Self, Error> {
         Self::new(PrivacyLoss::zcdp(rho)?)
+    }
+
+    /// A δ-approximate ρ-zCDP budget (Σρ and Σδ, Bun & Steinke 2016, Lemma 8.3): accepts
+    /// approximate-zCDP charges, zCDP charges (δ = 0) and pure charges (ρ = ε²/2, δ = 0);
+    /// refuses `(ε, δ)` charges. It is what partition selection under zCDP spends.
+    ///
+    /// ```
+    /// use dpmech::{Accountant, PrivacyLoss};
+    /// let acc = Accountant::approximate_zcdp(1.0, 1e-5)?;
+    /// acc.spend(PrivacyLoss::approximate_zcdp(0.5, 4e-6)?)?;
+    /// acc.spend(PrivacyLoss::pure(0.5)?)?; // ρ = 0.125, δ = 0
+    /// assert_eq!(acc.spent(), PrivacyLoss::ApproximateZcdp { rho: 0.625, delta: 4e-6 });
+    /// assert!(acc.spend(PrivacyLoss::approximate(0.1, 1e-9)?).is_err()); // no (ε, δ) charges
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidRho`] if `rho` is not finite and positive; [`Error::InvalidDelta`]
+    /// if `delta` is not in (0, 1).
+    pub fn approximate_zcdp(rho: f64, delta: f64) -> Result<Self, Error> {
+        Self::new(PrivacyLoss::approximate_zcdp(rho, delta)?)
     }
 
     /// An accountant for a plan declared up front: at most `plan.steps` charges, each a
@@ -440,7 +478,7 @@ impl Accountant {
 
     /// What a charge counts as against this budget, or why it cannot be charged.
     fn convert(&self, loss: PrivacyLoss) -> Result<PrivacyLoss, Error> {
-        let loss = validate_loss(loss)?;
+        let loss = as_zcdp_if_no_delta(validate_loss(loss)?);
         if matches!(loss, PrivacyLoss::RandomDp { .. }) {
             return Err(Error::IncompatibleLoss {
                 reason: "random-DP charges cannot be counted against a worst-case budget",
@@ -473,15 +511,26 @@ impl Accountant {
         match (self.budget, loss) {
             (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. })
             | (PrivacyLoss::Approximate { .. }, PrivacyLoss::Pure { .. } | PrivacyLoss::Approximate { .. })
-            | (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Zcdp { .. }) => Ok(loss),
-            (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Pure { epsilon }) => Ok(PrivacyLoss::Zcdp {
+            | (PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. }, PrivacyLoss::Zcdp { .. })
+            | (PrivacyLoss::ApproximateZcdp { .. }, PrivacyLoss::ApproximateZcdp { .. }) => Ok(loss),
+            (
+                PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. },
+                PrivacyLoss::Pure { epsilon },
+            ) => Ok(PrivacyLoss::Zcdp {
                 rho: super::zcdp::pure_to_zcdp(epsilon)?,
             }),
             (PrivacyLoss::Pure { .. }, _) => Err(Error::IncompatibleLoss {
                 reason: "a pure-DP budget accepts pure-DP charges only",
             }),
             (PrivacyLoss::Approximate { .. }, _) => Err(Error::IncompatibleLoss {
-                reason: "an (epsilon, delta) budget does not accept zCDP charges: convert them with composition::zcdp first",
+                reason: "an (epsilon, delta) budget does not accept zCDP or approximate-zCDP charges: \
+                         convert them with composition::zcdp first",
+            }),
+            (PrivacyLoss::Zcdp { .. }, PrivacyLoss::ApproximateZcdp { .. }) => Err(Error::IncompatibleLoss {
+                reason: "a zCDP budget has no delta: use Accountant::approximate_zcdp",
+            }),
+            (PrivacyLoss::ApproximateZcdp { .. }, _) => Err(Error::IncompatibleLoss {
+                reason: "an approximate-zCDP budget accepts approximate-zCDP, zCDP and pure-DP charges only",
             }),
             _ => Err(Error::IncompatibleLoss {
                 reason: "a zCDP budget accepts zCDP and pure-DP charges only",
@@ -514,6 +563,10 @@ impl Accountant {
             },
             PrivacyLoss::Zcdp { rho } => PrivacyLoss::Zcdp {
                 rho: left(rho, state.rho),
+            },
+            PrivacyLoss::ApproximateZcdp { rho, delta } => PrivacyLoss::ApproximateZcdp {
+                rho: left(rho, state.rho),
+                delta: left(delta, state.delta),
             },
             other => other,
         }
@@ -551,11 +604,7 @@ impl Accountant {
                 }
             }
             (None, PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon }) => {
-                let e = add_up(state.epsilon, epsilon);
-                if e.is_nan() || e > b {
-                    return Err(refuse(&state));
-                }
-                state.epsilon = e;
+                state.epsilon = within(state.epsilon, epsilon, b).ok_or_else(|| refuse(&state))?;
             }
             (
                 None,
@@ -570,19 +619,26 @@ impl Accountant {
                     PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
                     _ => return Err(refuse(&state)),
                 };
-                let (e, d) = (add_up(state.epsilon, ce), add_up(state.delta, cd));
-                if e.is_nan() || d.is_nan() || e > be || d > bd {
+                let (Some(e), Some(d)) = (within(state.epsilon, ce, be), within(state.delta, cd, bd)) else {
                     return Err(refuse(&state));
-                }
+                };
                 state.epsilon = e;
                 state.delta = d;
             }
             (None, PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho }) => {
-                let r = add_up(state.rho, rho);
-                if r.is_nan() || r > b {
+                state.rho = within(state.rho, rho, b).ok_or_else(|| refuse(&state))?;
+            }
+            (None, PrivacyLoss::ApproximateZcdp { rho: br, delta: bd }, c) => {
+                let (cr, cd) = match c {
+                    PrivacyLoss::Zcdp { rho } => (rho, 0.0),
+                    PrivacyLoss::ApproximateZcdp { rho, delta } => (rho, delta),
+                    _ => return Err(refuse(&state)),
+                };
+                let (Some(r), Some(d)) = (within(state.rho, cr, br), within(state.delta, cd, bd)) else {
                     return Err(refuse(&state));
-                }
+                };
                 state.rho = r;
+                state.delta = d;
             }
             _ => return Err(refuse(&state)),
         }
@@ -724,6 +780,10 @@ impl Accountant {
                 epsilon: state.epsilon,
                 delta: state.delta,
             },
+            PrivacyLoss::ApproximateZcdp { .. } => PrivacyLoss::ApproximateZcdp {
+                rho: state.rho,
+                delta: state.delta,
+            },
             _ => PrivacyLoss::Zcdp { rho: state.rho },
         }
     }
@@ -736,6 +796,20 @@ impl Accountant {
     /// A copy of the ledger: every accepted charge, in order.
     pub fn ledger(&self) -> Vec<LedgerEntry> {
         self.lock().ledger.clone()
+    }
+}
+
+/// `total + charge` rounded up, if it stays within `budget` (NaN never does).
+fn within(total: f64, charge: f64, budget: f64) -> Option<f64> {
+    let t = add_up(total, charge);
+    (t <= budget).then_some(t)
+}
+
+/// `ApproximateZcdp { ρ, δ = 0 }` is plain ρ-zCDP: written as `Zcdp { ρ }`.
+fn as_zcdp_if_no_delta(loss: PrivacyLoss) -> PrivacyLoss {
+    match loss {
+        PrivacyLoss::ApproximateZcdp { rho, delta: 0.0 } => PrivacyLoss::Zcdp { rho },
+        other => other,
     }
 }
 

@@ -10,14 +10,14 @@
 //!
 //! | rule | entry point | guarantee composed | valid under adaptive choice of ε? |
 //! | --- | --- | --- | --- |
-//! | sequential (basic) | [`sequential()`], [`sequential`](mod@sequential) module | Σε, Σδ (pure / approximate), Σρ (zCDP) | yes |
+//! | sequential (basic) | [`sequential()`], [`sequential`](mod@sequential) module | Σε, Σδ (pure / approximate), Σρ (zCDP), Σρ and Σδ (approximate zCDP) | yes (approximate zCDP: its ρ and δ fixed up front) |
 //! | parallel, data-independent partition | [`parallel()`], [`parallel_public_sizes`] | add/remove: max; substitute: max(within-part substitution, two largest add/remove) | yes |
 //! | advanced (Dwork–Rothblum–Vadhan 2010) | [`advanced()`], [`advanced`](mod@advanced) module | `√(2k ln(1/δ′))ε + kε(e^ε − 1)` | only with k and ε fixed up front |
 //! | optimal homogeneous (Kairouz–Oh–Viswanath 2015) | [`optimal()`], [`optimal`](mod@optimal) module | exact δ(ε_total) | only with k and ε fixed up front |
-//! | zero-concentrated DP (Bun–Steinke 2016) | [`sequential()`] on ρ, [`zcdp`] module | Σρ; ρ → (ε, δ) simple and tight (CKS 2020) | yes |
+//! | zero-concentrated DP (Bun–Steinke 2016) | [`sequential()`] on ρ, [`zcdp`] module | Σρ; ρ → (ε, δ) simple and tight (CKS 2020); δ-approximate ρ-zCDP: Σρ, Σδ (Lemma 8.3), → (ε, δ + δ′) | yes (approximate zCDP: its ρ and δ fixed up front) |
 //! | Rényi DP (Mironov 2017) | [`rdp`] module ([`rdp::RdpCurve`]) | order-wise Σ of RDP curves; → (ε, δ) by CKS 2020 | the curves fixed in advance: yes; curves chosen adaptively: only through the Rényi filter of [`online`] |
 //! | privacy loss distributions | [`pld`] module | certified numerical composition, never above the closed forms ([`closed`]) | mechanisms fixed in advance (queries may be adaptive) |
-//! | budget accountant | [`Accountant`] (charged by [`Charge`]) | Σε, Σδ, Σρ; a declared [`Plan`]; [`Accountant::filter`]: a Rényi filter for (ε, δ) budgets | sums and filter: yes, even the parameters; a plan: only with k and ε₀ fixed up front |
+//! | budget accountant | [`Accountant`] (charged by [`Charge`]) | Σε, Σδ, Σρ, (Σρ, Σδ) of approximate zCDP; a declared [`Plan`]; [`Accountant::filter`]: a Rényi filter for (ε, δ) budgets | sums and filter: yes, even the parameters (approximate-zCDP sums: ρ and δ fixed up front); a plan: only with k and ε₀ fixed up front |
 //! | online accounting | [`online::OnlineAccountant`] | one release at a time: fixed-sequence rule (PLD + closed forms) or Rényi filter (Feldman & Zrnic 2021) | filter: yes, even the mechanisms and their parameters; fixed-sequence: no |
 //!
 //! Every function validates its arguments first and returns a typed [`Error`] — never
@@ -76,6 +76,13 @@ pub(crate) fn validate_loss(loss: PrivacyLoss) -> Result<PrivacyLoss, Error> {
         }
         PrivacyLoss::Zcdp { rho } => {
             check_rho(rho)?;
+        }
+        PrivacyLoss::ApproximateZcdp { rho, delta } => {
+            check_rho(rho)?;
+            // δ = 0 is plain zCDP written as a pair: accepted.
+            if delta != 0.0 {
+                check_delta(delta)?;
+            }
         }
         PrivacyLoss::RandomDp { epsilon, gamma } => {
             check_epsilon(epsilon)?;

@@ -171,19 +171,25 @@ impl Release {
 
     /// Any mechanism with guarantee `loss`, described by the worst case of that guarantee:
     /// [`pure`](Self::pure) for ε-DP (also `(ε, 0)`), [`approximate`](Self::approximate)
-    /// for `(ε, δ)`, [`zcdp`](Self::zcdp) for ρ-zCDP.
+    /// for `(ε, δ)`, [`zcdp`](Self::zcdp) for ρ-zCDP (also approximate zCDP with δ = 0).
     ///
     /// # Errors
     ///
     /// Those of the constructor used; [`Error::IncompatibleLoss`] for random DP (a
-    /// guarantee over a data distribution, not a worst case).
+    /// guarantee over a data distribution, not a worst case) and for approximate zCDP
+    /// with δ > 0 (neither a PLD nor an RDP curve: convert it to `(ε, δ)` first with
+    /// [`approximate_zcdp_to_dp`](super::zcdp::approximate_zcdp_to_dp)).
     pub fn from_loss(loss: PrivacyLoss) -> Result<Self, Error> {
         match loss {
             PrivacyLoss::Pure { epsilon } | PrivacyLoss::Approximate { epsilon, delta: 0.0 } => {
                 Self::pure(epsilon)
             }
             PrivacyLoss::Approximate { epsilon, delta } => Self::approximate(epsilon, delta),
-            PrivacyLoss::Zcdp { rho } => Self::zcdp(rho),
+            PrivacyLoss::Zcdp { rho } | PrivacyLoss::ApproximateZcdp { rho, delta: 0.0 } => Self::zcdp(rho),
+            PrivacyLoss::ApproximateZcdp { .. } => Err(Error::IncompatibleLoss {
+                reason: "an approximate-zCDP release has neither a PLD nor an RDP curve (its delta part \
+                         bounds nothing): convert it with composition::zcdp::approximate_zcdp_to_dp first",
+            }),
             PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
                 reason: "random-DP releases cannot be counted against a worst-case budget",
             }),

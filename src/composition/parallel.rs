@@ -27,8 +27,11 @@
 //!
 //! Two guarantees are combined by their componentwise maximum (an (ε₁, δ₁)- and an
 //! (ε₂, δ₂)-guarantee both imply (max ε, max δ)), sums are rounded up. Pure and
-//! approximate DP mix (pure is δ = 0); zCDP composes with zCDP only; random DP is
-//! refused ([`Error::IncompatibleLoss`]).
+//! approximate DP mix (pure is δ = 0); zCDP and approximate zCDP mix (zCDP is δ = 0:
+//! max ρ, max δ) but not with (ε, δ)-DP; random DP is refused
+//! ([`Error::IncompatibleLoss`]). An approximate-zCDP part has no group-privacy
+//! conversion, so it needs its substitution loss stated ([`Part::both`] or
+//! [`Part::new`] with [`Neighbouring::Substitute`]): [`Part::add_remove`] refuses it.
 
 use super::validate_loss;
 use crate::Error;
@@ -68,8 +71,9 @@ impl Part {
     /// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
     /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ).
     /// For an add/remove guarantee, also those of the group-privacy conversion
-    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP, and the field's
-    /// variant when the doubled parameter leaves its domain (e.g. `(1 + e^ε)δ ≥ 1`).
+    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP and approximate
+    /// zCDP with δ > 0, and the field's variant when the doubled parameter leaves its
+    /// domain (e.g. `(1 + e^ε)δ ≥ 1`).
     pub fn new(loss: PrivacyLoss, relation: Neighbouring) -> Result<Self, Error> {
         let loss = validate_loss(loss)?;
         match relation {
@@ -88,8 +92,9 @@ impl Part {
     /// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
     /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ).
     /// Also those of the group-privacy conversion
-    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP, and the field's
-    /// variant when the doubled parameter leaves its domain (e.g. `(1 + e^ε)δ ≥ 1`).
+    /// ([`convert_loss`]): [`Error::IncompatibleLoss`] for random DP and approximate
+    /// zCDP with δ > 0, and the field's variant when the doubled parameter leaves its
+    /// domain (e.g. `(1 + e^ε)δ ≥ 1`).
     pub fn add_remove(loss: PrivacyLoss) -> Result<Self, Error> {
         let loss = validate_loss(loss)?;
         Ok(Self {
@@ -151,7 +156,7 @@ impl Part {
 ///
 /// * [`Error::EmptyInput`] for no parts;
 /// * [`Error::IncompatibleLoss`] if a part has no add/remove guarantee, a part is
-///   random DP, or zCDP parts are mixed with (ε, δ)-DP parts;
+///   random DP, or zCDP or approximate-zCDP parts are mixed with (ε, δ)-DP parts;
 /// * under [`Neighbouring::Substitute`], [`Error::InvalidEpsilon`],
 ///   [`Error::InvalidRho`] or [`Error::InvalidDelta`] if the sum of the two largest
 ///   losses leaves its domain (ε or ρ overflows to +∞, δ ≥ 1).
@@ -208,7 +213,7 @@ pub fn parallel(parts: &[Part], relation: Neighbouring) -> Result<PrivacyLoss, E
 /// # Errors
 ///
 /// [`Error::EmptyInput`] for no parts; [`Error::IncompatibleLoss`] if a part is random
-/// DP or zCDP parts are mixed with (ε, δ)-DP parts.
+/// DP or zCDP or approximate-zCDP parts are mixed with (ε, δ)-DP parts.
 pub fn parallel_public_sizes(parts: &[Part]) -> Result<PrivacyLoss, Error> {
     if parts.is_empty() {
         return Err(Error::EmptyInput { what: "parts" });
@@ -217,7 +222,8 @@ pub fn parallel_public_sizes(parts: &[Part]) -> Result<PrivacyLoss, Error> {
     Combined::of(&substitutions)?.first()
 }
 
-/// The largest and second largest ε, δ (or ρ) over a list of guarantees of one family.
+/// The largest and second largest ε (or ρ) and δ over a list of guarantees of one
+/// family: (ε, δ)-DP, or zCDP with approximate zCDP.
 #[derive(Debug, Clone, Copy)]
 struct Combined {
     zcdp: bool,
@@ -238,13 +244,14 @@ impl Combined {
                 PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
                 PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
                 PrivacyLoss::Zcdp { rho } => (rho, 0.0),
+                PrivacyLoss::ApproximateZcdp { rho, delta } => (rho, delta),
                 PrivacyLoss::RandomDp { .. } => {
                     return Err(Error::IncompatibleLoss {
                         reason: "parallel composition of random-DP guarantees is not supported",
                     });
                 }
             };
-            if matches!(loss, PrivacyLoss::Zcdp { .. }) {
+            if is_zcdp(loss) {
                 zcdp = true;
             } else {
                 dp = true;
@@ -253,9 +260,7 @@ impl Combined {
             insert(&mut out.delta, d);
         }
         if dp && zcdp {
-            return Err(Error::IncompatibleLoss {
-                reason: "parallel composition needs all parts in zCDP or all in (epsilon, delta)-DP",
-            });
+            return Err(mixed_families());
         }
         out.zcdp = zcdp;
         Ok(out)
@@ -274,9 +279,9 @@ impl Combined {
 
     fn loss(&self, eps: f64, delta: f64) -> Result<PrivacyLoss, Error> {
         if self.zcdp {
-            Ok(PrivacyLoss::Zcdp { rho: check_rho(eps)? })
+            loss_from(true, check_rho(eps)?, delta)
         } else {
-            loss_from(check_epsilon(eps)?, delta)
+            loss_from(false, check_epsilon(eps)?, delta)
         }
     }
 }
@@ -291,29 +296,51 @@ fn insert(top: &mut [f64; 2], v: f64) {
     }
 }
 
-fn loss_from(epsilon: f64, delta: f64) -> Result<PrivacyLoss, Error> {
-    if delta == 0.0 {
-        Ok(PrivacyLoss::Pure { epsilon })
-    } else {
-        Ok(PrivacyLoss::Approximate {
-            epsilon,
-            delta: check_delta(delta)?,
-        })
+/// The guarantee of a family with parameter `x` (ε, or ρ when `zcdp`) and `delta`: pure
+/// DP or zCDP for δ = 0, else approximate DP or approximate zCDP.
+fn loss_from(zcdp: bool, x: f64, delta: f64) -> Result<PrivacyLoss, Error> {
+    let delta = if delta == 0.0 { 0.0 } else { check_delta(delta)? };
+    Ok(match (zcdp, delta == 0.0) {
+        (false, true) => PrivacyLoss::Pure { epsilon: x },
+        (false, false) => PrivacyLoss::Approximate { epsilon: x, delta },
+        (true, true) => PrivacyLoss::Zcdp { rho: x },
+        (true, false) => PrivacyLoss::ApproximateZcdp { rho: x, delta },
+    })
+}
+
+fn mixed_families() -> Error {
+    Error::IncompatibleLoss {
+        reason: "parallel composition needs all parts in zCDP (or approximate zCDP) or all in (epsilon, delta)-DP",
+    }
+}
+
+/// Whether `loss` is of the zCDP family (zCDP or approximate zCDP).
+fn is_zcdp(loss: PrivacyLoss) -> bool {
+    matches!(
+        loss,
+        PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. }
+    )
+}
+
+/// The ρ of a guarantee of the zCDP family (0 otherwise).
+fn rho_of(loss: PrivacyLoss) -> f64 {
+    match loss {
+        PrivacyLoss::Zcdp { rho } | PrivacyLoss::ApproximateZcdp { rho, .. } => rho,
+        _ => 0.0,
     }
 }
 
 /// The componentwise maximum of two guarantees of one family.
 fn max_of(a: PrivacyLoss, b: PrivacyLoss) -> Result<PrivacyLoss, Error> {
-    match (a, b) {
-        (PrivacyLoss::Zcdp { rho: x }, PrivacyLoss::Zcdp { rho: y }) => {
-            Ok(PrivacyLoss::Zcdp { rho: x.max(y) })
-        }
-        _ => {
-            let e = a.epsilon().unwrap_or(0.0).max(b.epsilon().unwrap_or(0.0));
-            let d = a.delta().unwrap_or(0.0).max(b.delta().unwrap_or(0.0));
-            loss_from(e, d)
-        }
+    let d = a.delta().unwrap_or(0.0).max(b.delta().unwrap_or(0.0));
+    match (is_zcdp(a), is_zcdp(b)) {
+        (true, true) => return loss_from(true, rho_of(a).max(rho_of(b)), d),
+        (false, false) => {}
+        // E.g. a part stated as zCDP for add/remove and as pure DP for substitution.
+        _ => return Err(mixed_families()),
     }
+    let e = a.epsilon().unwrap_or(0.0).max(b.epsilon().unwrap_or(0.0));
+    loss_from(false, e, d)
 }
 
 #[cfg(test)]
@@ -402,6 +429,48 @@ mod tests {
         ];
         assert!(matches!(
             parallel(&mixed, Neighbouring::AddRemove),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+    }
+
+    #[test]
+    fn approximate_zcdp_parts_take_max_rho_and_max_delta() {
+        let az = PrivacyLoss::approximate_zcdp(0.25, 1e-6).unwrap();
+        assert!(matches!(
+            Part::add_remove(az),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        let parts = [
+            Part::both(az, PrivacyLoss::approximate_zcdp(0.5, 1e-6).unwrap()).unwrap(),
+            Part::both(PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::zcdp(1.0).unwrap()).unwrap(),
+        ];
+        assert_eq!(
+            parallel(&parts, Neighbouring::AddRemove).unwrap(),
+            PrivacyLoss::ApproximateZcdp {
+                rho: 0.5,
+                delta: 1e-6
+            }
+        );
+        // Substitute: within (1.0, 1e-6) vs across (0.75, 1e-6).
+        assert_eq!(
+            parallel(&parts, Neighbouring::Substitute).unwrap(),
+            PrivacyLoss::ApproximateZcdp {
+                rho: 1.0,
+                delta: 1e-6
+            }
+        );
+        let mixed = [
+            Part::both(az, az).unwrap(),
+            Part::both(PrivacyLoss::pure(0.1).unwrap(), PrivacyLoss::pure(0.2).unwrap()).unwrap(),
+        ];
+        assert!(matches!(
+            parallel(&mixed, Neighbouring::AddRemove),
+            Err(Error::IncompatibleLoss { .. })
+        ));
+        // A part stated as zCDP for add/remove and pure DP for substitution: no mixed max.
+        let odd = [Part::both(PrivacyLoss::zcdp(0.5).unwrap(), PrivacyLoss::pure(1.0).unwrap()).unwrap()];
+        assert!(matches!(
+            parallel(&odd, Neighbouring::Substitute),
             Err(Error::IncompatibleLoss { .. })
         ));
     }

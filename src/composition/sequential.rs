@@ -6,7 +6,9 @@
 //! mechanism and even each `εᵢ` may be chosen after seeing the previous outputs, as
 //! long as the running total is checked against a fixed budget before each release
 //! (this is what [`crate::Accountant`] does). zCDP composes the same way: `Σρᵢ`
-//! (Bun & Steinke 2016, Lemma 2.3). Valid for either neighbouring relation, as long as
+//! (Bun & Steinke 2016, Lemma 2.3), and δ-approximate zCDP as `(Σρᵢ, Σδᵢ)` (Lemma 8.3,
+//! for mechanisms chosen adaptively but their ρ and δ fixed up front). Valid for either
+//! neighbouring relation, as long as
 //! every mechanism's guarantee is stated for the same relation.
 
 use super::{check_steps, validate_loss};
@@ -20,12 +22,15 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 /// * pure and [`PrivacyLoss::Approximate`] → `Approximate { Σε, Σδ }` (pure counts δ = 0);
 /// * [`PrivacyLoss::Zcdp`] with pure → `Zcdp { Σρ }`, each pure ε counted as
 ///   `ρ = ε²/2` (ε-DP ⇒ ε²/2-zCDP, Bun & Steinke 2016, Prop. 1.4);
-/// * zCDP with approximate DP → [`Error::IncompatibleLoss`] (convert explicitly with
-///   [`super::zcdp`] first: the split of δ is the caller's choice);
+/// * [`PrivacyLoss::ApproximateZcdp`] with zCDP, pure or approximate zCDP →
+///   `ApproximateZcdp { Σρ, Σδ }` (Bun & Steinke 2016, Lemma 8.3; pure counts ρ = ε²/2,
+///   zCDP δ = 0) when some part has δ > 0, else `Zcdp { Σρ }`;
+/// * zCDP or approximate zCDP with approximate DP → [`Error::IncompatibleLoss`] (convert
+///   explicitly with [`super::zcdp`] first: the split of δ is the caller's choice);
 /// * [`PrivacyLoss::RandomDp`] with random DP or pure → `RandomDp { Σε, Σγ }` by the
 ///   union bound over the γ-events, valid for a **fixed, non-adaptive** list of
-///   mechanisms only (pure ε-DP is (ε, 0)-random DP); random DP with approximate DP or
-///   zCDP → [`Error::IncompatibleLoss`].
+///   mechanisms only (pure ε-DP is (ε, 0)-random DP); random DP with approximate DP,
+///   zCDP or approximate zCDP → [`Error::IncompatibleLoss`].
 ///
 /// ```
 /// use dpmech::PrivacyLoss;
@@ -43,16 +48,19 @@ use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 /// * [`Error::EmptyInput`] for an empty list;
 /// * [`Error::InvalidEpsilon`], [`Error::InvalidDelta`], [`Error::InvalidRho`] or
 ///   [`Error::InvalidParameter`] (`gamma`) for an invalid field in any loss;
-/// * [`Error::IncompatibleLoss`] for zCDP with approximate DP, or random DP with
-///   approximate DP or zCDP;
+/// * [`Error::IncompatibleLoss`] for zCDP or approximate zCDP with approximate DP, or
+///   random DP with approximate DP, zCDP or approximate zCDP;
 /// * a total that is no longer a guarantee: Σε = +∞ → [`Error::InvalidEpsilon`],
-///   Σρ = +∞ → [`Error::InvalidRho`], Σδ ≥ 1 → [`Error::InvalidDelta`], Σγ ≥ 1 →
+///   Σρ = +∞ → [`Error::InvalidRho`], Σδ ≥ 1 (of approximate DP or of approximate
+///   zCDP) → [`Error::InvalidDelta`], Σγ ≥ 1 →
 ///   [`Error::InvalidParameter`] (`gamma`).
 pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
     if losses.is_empty() {
         return Err(Error::EmptyInput { what: "losses" });
     }
     let (mut eps, mut delta, mut rho, mut gamma) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    // The δ of approximate zCDP, kept apart from the (ε, δ) one.
+    let mut zcdp_delta = 0.0f64;
     let (mut any_approx, mut any_zcdp, mut any_random) = (false, false, false);
     for &loss in losses {
         match validate_loss(loss)? {
@@ -68,6 +76,11 @@ pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
             PrivacyLoss::Zcdp { rho: r } => {
                 any_zcdp = true;
                 rho = add_up(rho, r);
+            }
+            PrivacyLoss::ApproximateZcdp { rho: r, delta: d } => {
+                any_zcdp = true;
+                rho = add_up(rho, r);
+                zcdp_delta = add_up(zcdp_delta, d);
             }
             PrivacyLoss::RandomDp { epsilon, gamma: g } => {
                 any_random = true;
@@ -87,7 +100,14 @@ pub fn sequential(losses: &[PrivacyLoss]) -> Result<PrivacyLoss, Error> {
         });
     }
     if any_zcdp {
-        return Ok(PrivacyLoss::Zcdp { rho: check_rho(rho)? });
+        let rho = check_rho(rho)?;
+        if zcdp_delta > 0.0 {
+            return Ok(PrivacyLoss::ApproximateZcdp {
+                rho,
+                delta: check_delta(zcdp_delta)?,
+            });
+        }
+        return Ok(PrivacyLoss::Zcdp { rho });
     }
     let epsilon = check_epsilon(eps)?;
     if any_random {
@@ -192,6 +212,19 @@ mod tests {
             PrivacyLoss::RandomDp { epsilon, gamma } if epsilon == 2.0 && gamma == 0.05
         ));
         assert!(matches!(sequential(&[]), Err(Error::EmptyInput { .. })));
+        let az = PrivacyLoss::approximate_zcdp(0.25, 0.5).unwrap();
+        assert_eq!(
+            sequential(&[az, z]).unwrap(),
+            PrivacyLoss::ApproximateZcdp {
+                rho: 0.375,
+                delta: 0.5
+            }
+        );
+        assert!(matches!(sequential(&[az, az]), Err(Error::InvalidDelta { .. })));
+        assert!(matches!(
+            sequential(&[az, r]),
+            Err(Error::IncompatibleLoss { .. })
+        ));
         let big = PrivacyLoss::approximate(1.0, 0.6).unwrap();
         assert!(matches!(sequential(&[big, big]), Err(Error::InvalidDelta { .. })));
         let bad = PrivacyLoss::Pure { epsilon: f64::NAN };

@@ -11,6 +11,8 @@
 //!   (Canonne, Kamath & Steinke 2020, Prop. 12 / Cor. 13; Asoodeh et al. 2020). It is
 //!   never worse than the simple one: at `α = 1 + √(ln(1/δ)/ρ)` the extra terms are
 //!   negative and the rest equals the simple bound.
+//! * **approximate zCDP → (ε, δ)**: δ-approximate ρ-zCDP implies
+//!   `(ρ + 2√(ρ ln(1/δ′)), δ + δ′)`-DP for every δ′ > 0 ([`approximate_zcdp_to_dp`]).
 //!
 //! Every α > 1 gives a valid bound, so the numerical minimisation over α (a
 //! quarter-octave grid around the simple bound's optimum refined by golden-section
@@ -23,7 +25,7 @@ use crate::Error;
 use crate::privacy::round::{
     add_down, add_up, div_down, div_up, exp_up, ln_1p_down, ln_down, mul_up, sqrt_down, sqrt_up, sub_up,
 };
-use crate::privacy::{check_delta, check_epsilon, check_rho};
+use crate::privacy::{PrivacyLoss, check_delta, check_epsilon, check_rho};
 
 /// `ε²/2` rounded up, for an already validated ε.
 pub(crate) fn pure_to_zcdp_unchecked(epsilon: f64) -> f64 {
@@ -89,6 +91,39 @@ pub fn epsilon_simple(rho: f64, delta: f64) -> Result<f64, Error> {
     let r = check_rho(rho)?;
     let l = ln_inv_up(check_delta(delta)?);
     check_epsilon(add_up(r, mul_up(2.0, sqrt_up(mul_up(r, l))))).map_err(|_| too_large(rho))
+}
+
+/// δ-approximate ρ-zCDP → `(ρ + 2√(ρ ln(1/δ′)), δ + δ′)`-DP, both rounded up.
+///
+/// Why: the outputs on neighbours are mixtures `(1 − δ)P + δP″` and `(1 − δ)Q + δQ″`
+/// where `P`, `Q` (the outputs conditioned on the events of probability ≥ 1 − δ of
+/// Bun & Steinke 2016, Def. 8.1) satisfy the Rényi bounds of ρ-zCDP, hence
+/// `P(S) ≤ e^ε Q(S) + δ′` by Prop. 1.3; then
+/// `Pr[M(x) ∈ S] ≤ (1 − δ)(e^ε Q(S) + δ′) + δ ≤ e^ε Pr[M(x′) ∈ S] + δ + δ′`.
+/// δ = 0 (plain ρ-zCDP written as a pair) is accepted: the result is the simple
+/// zCDP conversion [`epsilon_simple`] at δ′.
+///
+/// ```
+/// use dpmech::PrivacyLoss;
+/// use dpmech::composition::zcdp::approximate_zcdp_to_dp;
+/// let dp = approximate_zcdp_to_dp(0.5, 1e-6, 1e-6)?;
+/// let PrivacyLoss::Approximate { epsilon, delta } = dp else { unreachable!() };
+/// assert!(epsilon >= 0.5 + 2.0 * (0.5 * 1e6f64.ln()).sqrt() && delta >= 2e-6);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] if `rho` is not finite and positive; [`Error::InvalidDelta`] if
+/// `delta` is not in [0, 1), `delta_prime` not in (0, 1), or `δ + δ′ ≥ 1`;
+/// [`Error::InvalidParameter`] (`rho`) if the converted ε is not finite.
+pub fn approximate_zcdp_to_dp(rho: f64, delta: f64, delta_prime: f64) -> Result<PrivacyLoss, Error> {
+    let delta = if delta == 0.0 { 0.0 } else { check_delta(delta)? };
+    let epsilon = epsilon_simple(rho, delta_prime)?;
+    Ok(PrivacyLoss::Approximate {
+        epsilon,
+        delta: check_delta(add_up(delta, delta_prime))?,
+    })
 }
 
 fn too_large(rho: f64) -> Error {
@@ -322,6 +357,29 @@ mod tests {
                 assert!(delta_simple(rho, s).unwrap() <= delta * (1.0 + 1e-9));
             }
         }
+    }
+
+    #[test]
+    fn approximate_zcdp_converts_with_delta_added() {
+        let PrivacyLoss::Approximate { epsilon, delta } = approximate_zcdp_to_dp(0.5, 1e-6, 1e-6).unwrap()
+        else {
+            panic!("expected (epsilon, delta)");
+        };
+        assert_eq!(epsilon, epsilon_simple(0.5, 1e-6).unwrap());
+        assert!((2e-6..=2e-6 * (1.0 + 1e-15)).contains(&delta));
+        assert!(matches!(
+            approximate_zcdp_to_dp(0.5, 0.6, 0.5),
+            Err(Error::InvalidDelta { .. })
+        ));
+        assert!(matches!(
+            approximate_zcdp_to_dp(0.5, 1e-6, 0.0),
+            Err(Error::InvalidDelta { .. })
+        ));
+        assert!(matches!(
+            approximate_zcdp_to_dp(0.0, 1e-6, 1e-6),
+            Err(Error::InvalidRho { .. })
+        ));
+        assert!(approximate_zcdp_to_dp(0.5, 0.0, 1e-6).is_ok());
     }
 
     #[test]

@@ -142,13 +142,16 @@ fn no_bounded_to_unbounded() -> Error {
 
 /// [`convert_epsilon`] for any guarantee, via group privacy for k = 2 (rounded up):
 /// pure ε → 2ε; approximate (ε, δ) → (2ε, (1 + e^ε)δ); zCDP ρ → 4ρ (Bun & Steinke
-/// 2016, Prop. 1.9); random DP is refused (its γ refers to a pair distribution).
+/// 2016, Prop. 1.9); random DP is refused (its γ refers to a pair distribution), and so
+/// is approximate zCDP with δ > 0 (its group privacy has no simple closed form). Any guarantee is
+/// returned unchanged when `from == to`.
 ///
 /// # Errors
 ///
 /// The variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
 /// [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
-/// [`Error::IncompatibleLoss`] from substitution to add/remove and for random DP; the
+/// [`Error::IncompatibleLoss`] from substitution to add/remove, and for random DP and
+/// approximate zCDP with δ > 0; the
 /// field's variant also when the converted parameter leaves its domain (e.g. δ ≥ 1).
 pub fn convert_loss(loss: PrivacyLoss, from: Neighbouring, to: Neighbouring) -> Result<PrivacyLoss, Error> {
     let loss = validate_loss(loss)?;
@@ -169,11 +172,19 @@ pub fn convert_loss(loss: PrivacyLoss, from: Neighbouring, to: Neighbouring) -> 
                 delta: crate::privacy::check_delta(mul_up(factor, delta))?,
             })
         }
-        PrivacyLoss::Zcdp { rho } => Ok(PrivacyLoss::Zcdp {
-            rho: crate::privacy::check_rho(mul_up(4.0, rho))?,
-        }),
+        // δ = 0 is plain zCDP written as a pair.
+        PrivacyLoss::Zcdp { rho } | PrivacyLoss::ApproximateZcdp { rho, delta: 0.0 } => {
+            Ok(PrivacyLoss::Zcdp {
+                rho: crate::privacy::check_rho(mul_up(4.0, rho))?,
+            })
+        }
         PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
             reason: "random DP cannot be converted between neighbouring relations",
+        }),
+        PrivacyLoss::ApproximateZcdp { .. } => Err(Error::IncompatibleLoss {
+            reason: "approximate zCDP is converted between neighbouring relations only when they \
+                     are the same: group privacy for approximate zCDP has no simple closed form; \
+                     state the guarantee for the budget's relation",
         }),
     }
 }

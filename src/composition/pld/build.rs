@@ -625,7 +625,7 @@ impl Pld {
     }
 
     /// The worst-case PLD of a stated guarantee: [`pure`](Self::pure) for ε-DP,
-    /// [`approximate`](Self::approximate) for (ε, δ)-DP. ρ-zCDP and random DP do not
+    /// [`approximate`](Self::approximate) for (ε, δ)-DP. ρ-zCDP, approximate zCDP and random DP do not
     /// determine a PLD (build the mechanism's own, e.g. [`gaussian`](Self::gaussian)):
     /// a typed error. This is how any mechanism of this crate enters a PLD plan, via
     /// its `privacy_loss()`.
@@ -634,16 +634,18 @@ impl Pld {
     ///
     /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
     ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
-    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::IncompatibleLoss`] for a zCDP, approximate-zCDP or random-DP `loss`;
     /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700.
     pub fn from_loss(loss: PrivacyLoss, grid: Grid) -> Result<Pld, Error> {
         match crate::composition::validate_loss(loss)? {
             PrivacyLoss::Pure { epsilon } => Self::pure(epsilon, grid),
             PrivacyLoss::Approximate { epsilon, delta } => Self::approximate(epsilon, delta, grid),
-            PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
-                reason: "a zCDP or random-DP statement does not determine a privacy loss \
+            PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. } | PrivacyLoss::RandomDp { .. } => {
+                Err(Error::IncompatibleLoss {
+                    reason: "a zCDP, approximate-zCDP or random-DP statement does not determine a privacy loss \
                          distribution; build the mechanism's own PLD (e.g. Pld::gaussian)",
-            }),
+                })
+            }
         }
     }
 
@@ -683,7 +685,7 @@ impl Pld {
     ///
     /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
     ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`] for γ);
-    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::IncompatibleLoss`] for a zCDP, approximate-zCDP or random-DP `loss`;
     /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700;
     /// * [`Error::InvalidParameter`] (`q`) if `q` is not in (0, 1].
     pub fn poisson_subsampled(loss: PrivacyLoss, q: f64, grid: Grid) -> Result<Pld, Error> {
@@ -698,10 +700,12 @@ impl Pld {
                 let closed = ClosedForms::approximate(amplified_up(epsilon, q), round::mul_up(q, delta));
                 Ok(pld.with_closed(certify(closed)))
             }
-            PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => Err(Error::IncompatibleLoss {
-                reason: "a zCDP or random-DP statement does not determine a privacy loss \
+            PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. } | PrivacyLoss::RandomDp { .. } => {
+                Err(Error::IncompatibleLoss {
+                    reason: "a zCDP, approximate-zCDP or random-DP statement does not determine a privacy loss \
                          distribution; use Pld::poisson_subsampled_gaussian for the Gaussian",
-            }),
+                })
+            }
         }
     }
 
@@ -732,7 +736,7 @@ impl Pld {
     /// * the variant of an invalid field of `loss` ([`Error::InvalidEpsilon`],
     ///   [`Error::InvalidDelta`], [`Error::InvalidRho`], [`Error::InvalidParameter`]
     ///   for γ); here an `Approximate` δ must lie in (0, 1);
-    /// * [`Error::IncompatibleLoss`] for a zCDP or random-DP `loss`;
+    /// * [`Error::IncompatibleLoss`] for a zCDP, approximate-zCDP or random-DP `loss`;
     /// * [`Error::InvalidParameter`] (`epsilon`) if its ε is above 700.
     pub fn sampled_without_replacement(loss: PrivacyLoss, gamma: f64, grid: Grid) -> Result<Pld, Error> {
         check_sampling_rate(gamma)?;
@@ -741,9 +745,9 @@ impl Pld {
             PrivacyLoss::Approximate { epsilon, delta } => {
                 (check_large_epsilon(epsilon)?, check_delta(delta)?)
             }
-            PrivacyLoss::Zcdp { .. } | PrivacyLoss::RandomDp { .. } => {
+            PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. } | PrivacyLoss::RandomDp { .. } => {
                 return Err(Error::IncompatibleLoss {
-                    reason: "a zCDP or random-DP statement does not determine a privacy loss \
+                    reason: "a zCDP, approximate-zCDP or random-DP statement does not determine a privacy loss \
                              distribution; use Pld::sampled_without_replacement_gaussian",
                 });
             }
