@@ -37,11 +37,11 @@
 //! 4. **Keys.** Public keys are released all, empty ones with noise. Private keys pass
 //!    partition selection: a group is a candidate only if a kept pair supports it, and
 //!    is released only if its noisy number of distinct units reaches a threshold
-//!    (δ in (0, 1), charged).
+//!    (Laplace, or under zCDP Gaussian, thresholding; δ in (0, 1), charged).
 //! 5. **Noise once, at the end, retry-safe.** After the final merge, outside the
 //!    engine, each released cell gets exact discrete Laplace noise (dpmech's
-//!    draw-independent sampler) or discrete Gaussian noise ([`GroupedQuery::zcdp`],
-//!    public keys) from a ChaCha20 generator keyed by HMAC-SHA256(release key, cell
+//!    draw-independent sampler) or discrete Gaussian noise ([`GroupedQuery::zcdp`])
+//!    from a ChaCha20 generator keyed by HMAC-SHA256(release key, cell
 //!    key): recomputing gives the same noise, two releases share none.
 //! 6. **Plans that travel.** The physical plan of a release serialises with
 //!    DataFusion's protobuf plan codec; [`DpmechCodec`] carries this crate's operator
@@ -212,9 +212,6 @@ pub enum DpError {
     /// release is public.
     #[error("a release without GROUP BY has one public cell: partition selection does not apply")]
     SelectionWithoutGroups,
-    /// Private keys (partition selection) with zCDP aggregates.
-    #[error("partition selection under ρ-zCDP is not supported: use public keys")]
-    SelectionUnderZcdp,
     /// A private table named where only a public one may be (public keys, or a public
     /// registration under a private table's name).
     #[error("`{0}` is a private table")]

@@ -84,16 +84,20 @@ impl CellNoise {
         Ok(match self {
             CellNoise::Laplace(noise) => noise.confidence_half_width(beta)? as f64,
             CellNoise::Gaussian(noise) => {
-                let (num, den) = noise.sigma_squared();
-                let variance = round::div_up(u128_up(num), u64_down(den));
                 let width = round::mul_up(
-                    round::sqrt_up(variance),
+                    sigma_up(noise),
                     round::sqrt_up(round::mul_up(2.0, round::ln_up(round::div_up(2.0, beta)))),
                 );
                 width.ceil()
             }
         })
     }
+}
+
+/// A discrete Gaussian's σ (of its exact rational σ²), rounded up.
+pub(crate) fn sigma_up(noise: &DiscreteGaussian) -> f64 {
+    let (num, den) = noise.sigma_squared();
+    round::sqrt_up(round::div_up(u128_up(num), u64_down(den)))
 }
 
 /// `x` as an `f64` at least `x`.

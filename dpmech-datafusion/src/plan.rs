@@ -249,7 +249,10 @@ impl ReleasePlan {
             )?);
         }
         let (selection, public_keys) = match &query.keys {
-            Keys::Private { epsilon, delta } => (Some(Selection::new(*epsilon, *delta, max_groups)?), None),
+            Keys::Private { epsilon, delta } => (
+                Some(Selection::new(*epsilon, *delta, max_groups, query.zcdp)?),
+                None,
+            ),
             Keys::Public(keys) => (None, Some(keys.iter().map(|k| cell_text(k)).collect())),
             Keys::PublicTable { table, .. } => {
                 return Err(crate::internal(format!(

@@ -57,8 +57,10 @@ pub enum Keys {
     /// Keys come from the data: a group is a candidate only if at least one kept
     /// (unit, group) pair supports it, and is released only if its noisy number of
     /// distinct units reaches a threshold (Laplace thresholding with discrete Laplace
-    /// noise), so a key held by one unit appears with probability at most δ. Costs
-    /// `(epsilon, delta)` on top of the aggregates; δ must lie in (0, 1).
+    /// noise; under [`GroupedQuery::zcdp`], Gaussian thresholding with discrete Gaussian
+    /// noise and `epsilon` read as ρ), so a key held by one unit appears with
+    /// probability at most δ. Costs `(epsilon, delta)` on top of the aggregates (under
+    /// zCDP: the release is δ-approximate (Σρ + ρ)-zCDP); δ must lie in (0, 1).
     Private {
         /// ε spent on selecting the groups.
         epsilon: f64,
@@ -246,8 +248,10 @@ impl GroupedQuery {
     /// (Canonne, Kamath & Steinke 2020: one unit moves at most L0 cells by at most
     /// `Δ∞` each, an L2 sensitivity of `√L0·Δ∞`; the per-cell ρ/L0 is rounded down).
     /// The release is charged `PrivacyLoss::zcdp(Σρ)`, so the accountant must take
-    /// zCDP charges. Public keys only: a query with private keys is refused before
-    /// anything is charged.
+    /// zCDP charges. With [`private_keys`](Self::private_keys)`(ρ, δ)` the keys pass
+    /// Gaussian thresholding and the release is charged
+    /// `PrivacyLoss::approximate_zcdp(Σρ + ρ, δ)` (δ-approximate zCDP: an accountant
+    /// built with `Accountant::approximate_zcdp`).
     pub fn zcdp(mut self) -> Self {
         self.zcdp = true;
         self
@@ -310,7 +314,8 @@ impl GroupedQuery {
     }
 
     /// Releases the keys found in the data that pass partition selection at
-    /// `(epsilon, delta)`, `delta` in (0, 1).
+    /// `(epsilon, delta)`, `delta` in (0, 1) — under [`zcdp`](Self::zcdp), at
+    /// `(ρ, δ)`: Gaussian thresholding (module `select`).
     pub fn private_keys(mut self, epsilon: f64, delta: f64) -> Self {
         self.keys = Keys::Private { epsilon, delta };
         self
@@ -437,14 +442,14 @@ impl GroupedQuery {
 
     /// The total guarantee: Σ ε of the aggregates (+ the selection's (ε, δ)), or Σ ρ
     /// under [`zcdp`](Self::zcdp); sums rounded up. Validates every parameter: each ε
-    /// (or ρ) finite and positive, the selection's δ in (0, 1), at least one aggregate,
-    /// no private keys under zCDP.
+    /// (or ρ) finite and positive, the selection's δ in (0, 1), at least one aggregate.
+    /// Under zCDP with private keys: δ-approximate (Σρ + ρ)-zCDP.
     ///
     /// # Errors
     ///
     /// [`DpError::Privacy`] with `InvalidEpsilon` / `InvalidRho` for a parameter that is
     /// not finite and positive, `InvalidDelta` for a selection δ outside (0, 1);
-    /// [`DpError::NoAggregates`], [`DpError::SelectionUnderZcdp`],
+    /// [`DpError::NoAggregates`],
     /// [`DpError::SelectionWithoutGroups`], or [`DpError::KeyArity`] for a public key
     /// that does not have one value per grouping column.
     pub fn privacy_loss(&self) -> Result<PrivacyLoss, DpError> {
@@ -502,8 +507,10 @@ impl GroupedQuery {
         Ok(match (&self.keys, self.zcdp) {
             (Keys::Public(_) | Keys::PublicTable { .. }, false) => PrivacyLoss::pure(total)?,
             (Keys::Public(_) | Keys::PublicTable { .. }, true) => PrivacyLoss::zcdp(total)?,
-            (Keys::Private { .. }, true) => {
-                return Err(DpError::SelectionUnderZcdp);
+            (Keys::Private { epsilon: rho, delta }, true) => {
+                let delta = Delta::new(*delta)?.get();
+                PrivacyLoss::zcdp(*rho)?;
+                PrivacyLoss::approximate_zcdp(round::add_up(total, *rho), delta)?
             }
             (Keys::Private { epsilon, delta }, false) => {
                 // δ = 0 would be a pure-DP charge for a selection that is not pure DP.
@@ -520,7 +527,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn zcdp_releases_charge_the_sum_of_rho_and_refuse_private_keys() {
+    fn zcdp_releases_charge_the_sum_of_rho_and_private_keys_add_delta() {
         let bounds = Bounds::new(0.0, 1.0).unwrap();
         let q = GroupedQuery::new("t", "g")
             .public_keys(["a"])
@@ -536,7 +543,10 @@ mod tests {
             .private_keys(1.0, 1e-6)
             .count(0.5)
             .zcdp();
-        assert!(matches!(private.privacy_loss(), Err(DpError::SelectionUnderZcdp)));
+        assert_eq!(
+            private.privacy_loss().unwrap(),
+            PrivacyLoss::approximate_zcdp(1.5, 1e-6).unwrap()
+        );
         assert!(matches!(
             GroupedQuery::new("t", "g").count(-1.0).zcdp().privacy_loss(),
             Err(DpError::Privacy(_))

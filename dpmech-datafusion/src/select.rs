@@ -17,18 +17,28 @@
 //! (ε, δ)-DP under add/remove of a unit. Every float step rounds `T` up; a `T` beyond
 //! `2⁶²` is refused when the release is planned.
 //!
+//! **Under zCDP** ([`GroupedQuery::zcdp`](crate::GroupedQuery::zcdp); Gaussian
+//! thresholding) the selection's parameter is ρ: each count gets discrete Gaussian noise
+//! of `σ² = L0/(2ρ)` (a unit moves at most L0 counts by 1: L2 sensitivity `√L0`), and
+//! `T = 1 + ⌈σ·√(2 ln(L0/δ))⌉`, so a group held by one unit passes with probability
+//! `P(Z ≥ T − 1) ≤ e^(−(T−1)²/(2σ²)) ≤ δ/L0` (the discrete Gaussian is sub-Gaussian with
+//! variance proxy σ², Canonne, Kamath & Steinke 2020). Conditioned on none of a unit's
+//! own groups passing (probability ≥ 1 − δ, on noise independent of the rest), the
+//! release is ρ-zCDP: the selection with its aggregates is **δ-approximate zCDP**
+//! (Bun & Steinke 2016, Def. 8.1), charged as such.
+//!
 //! **Integers.** The threshold is at most `2⁶² + 1`; the noisy count saturates at the
 //! `i64` range, which only ever lets a group with a count near `2⁶³` pass — a count no
 //! table of fewer than `2⁶²` units reaches, and the safe side for a smaller one.
 
+use dpmech::Delta;
 use dpmech::privacy::round;
-use dpmech::{Delta, Geometric};
 
 use crate::DpError;
 use crate::aggregate::{GroupKey, Partials, cell_bytes};
 use crate::columns::partial;
 use crate::key::ReleaseKey;
-use crate::noise::per_cell;
+use crate::noise::{CellNoise, sigma_up};
 
 /// The largest threshold: `2⁶²` (beyond it no table could pass, and it keeps `1 + T`
 /// far from overflow).
@@ -37,25 +47,33 @@ const MAX_THRESHOLD: f64 = 4_611_686_018_427_387_904.0;
 /// The noise and threshold of a private-keys release, fixed by its public parameters.
 #[derive(Debug)]
 pub(crate) struct Selection {
-    noise: Geometric,
+    noise: CellNoise,
     threshold: i64,
 }
 
 impl Selection {
-    /// Selection at `(epsilon, delta)` for units touching at most `max_groups` groups.
-    /// Refuses δ outside (0, 1), an ε whose per-group share no noise can meet, and a
-    /// threshold beyond `2⁶²` — all before anything is charged.
-    pub(crate) fn new(epsilon: f64, delta: f64, max_groups: u32) -> Result<Self, DpError> {
+    /// Selection at `(budget, delta)` — ε, or ρ under `zcdp` — for units touching at
+    /// most `max_groups` groups. Refuses δ outside (0, 1), a budget whose per-group
+    /// share no noise can meet, and a threshold beyond `2⁶²` — all before anything is
+    /// charged.
+    pub(crate) fn new(budget: f64, delta: f64, max_groups: u32, zcdp: bool) -> Result<Self, DpError> {
         let delta = Delta::new(delta)?.get();
-        let noise = Geometric::new(1, per_cell(epsilon, max_groups))?;
-        // τ·ln(L0/δ), each step rounded up (τ as an f64 at least the sampler's scale).
-        let scale = round::up(noise.scale());
-        let levels = round::ln_up(round::div_up(f64::from(max_groups), delta));
-        let t = round::mul_up(scale, levels.max(0.0)).ceil();
+        let noise = CellNoise::new(1, budget, max_groups, zcdp)?;
+        let levels = round::ln_up(round::div_up(f64::from(max_groups), delta)).max(0.0);
+        let t = match &noise {
+            // τ·ln(L0/δ), each step rounded up (τ as an f64 at least the sampler's scale).
+            CellNoise::Laplace(noise) => round::mul_up(round::up(noise.scale()), levels),
+            // σ·√(2 ln(L0/δ)), each step rounded up.
+            CellNoise::Gaussian(noise) => {
+                round::mul_up(sigma_up(noise), round::sqrt_up(round::mul_up(2.0, levels)))
+            }
+        }
+        .ceil();
         if t.is_nan() || t > MAX_THRESHOLD {
+            let name = if zcdp { "ρ" } else { "ε" };
             return Err(DpError::Unrepresentable(format!(
-                "partition selection at ε = {epsilon}, δ = {delta} needs a threshold of {t} units, \
-                 beyond 2^62: raise ε"
+                "partition selection at {name} = {budget}, δ = {delta} needs a threshold of {t} units, \
+                 beyond 2^62: raise {name}"
             )));
         }
         Ok(Selection {
@@ -97,7 +115,7 @@ mod tests {
         // "solo" has one distinct unit, "crowd" 10 000, "emptied" none (bounding cut
         // every pair of it). Each run uses a fresh key.
         let (l0, delta) = (3, 1e-3);
-        let selection = Selection::new(1.0, delta, l0).unwrap();
+        let selection = Selection::new(1.0, delta, l0, false).unwrap();
         let partials: Partials = [
             (Some("solo".to_string()), vec![1, 1]),
             (Some("crowd".to_string()), vec![10_000, 10_000]),
@@ -134,23 +152,23 @@ mod tests {
     #[test]
     fn thresholds_round_up_and_refuse_what_they_cannot_represent() {
         // τ = 3/1 = 3 (L0 = 3, ε = 1), δ = 3e-3: T = 1 + ⌈3·ln(1000)⌉ = 1 + ⌈20.72⌉ = 22.
-        assert_eq!(Selection::new(1.0, 3e-3, 3).unwrap().threshold(), 22);
+        assert_eq!(Selection::new(1.0, 3e-3, 3, false).unwrap().threshold(), 22);
         // A tiny ln(L0/δ) still needs one unit above the single unit's count.
-        assert_eq!(Selection::new(1.0, 0.999_999, 1).unwrap().threshold(), 2);
+        assert_eq!(Selection::new(1.0, 0.999_999, 1, false).unwrap().threshold(), 2);
         // δ outside (0, 1) is refused, not wrapped.
         for delta in [0.0, 1.0, -1.0, 2.0, f64::NAN, f64::INFINITY] {
             assert!(matches!(
-                Selection::new(1.0, delta, 2),
+                Selection::new(1.0, delta, 2, false),
                 Err(DpError::Privacy(dpmech::Error::InvalidDelta { .. }))
             ));
         }
         // Thresholds past 2⁶², and budgets no noise meets, are refused.
-        assert!(Selection::new(1e-12, 1e-300, u32::MAX).is_err());
-        assert!(Selection::new(1e-300, 1e-6, 2).is_err());
+        assert!(Selection::new(1e-12, 1e-300, u32::MAX, false).is_err());
+        assert!(Selection::new(1e-300, 1e-6, 2, false).is_err());
         // Near the limit: τ = 10¹⁵, ln(1/δ) = 690.8 gives T ≈ 6.9·10¹⁷, accepted; ten
         // times the scale would need 6.9·10¹⁸ > 2⁶², refused.
-        let near = Selection::new(1e-15, 1e-300, 1).unwrap().threshold();
+        let near = Selection::new(1e-15, 1e-300, 1, false).unwrap().threshold();
         assert!((6.9e17..=6.91e17).contains(&(near as f64)), "{near}");
-        assert!(Selection::new(1e-16, 1e-300, 1).is_err());
+        assert!(Selection::new(1e-16, 1e-300, 1, false).is_err());
     }
 }

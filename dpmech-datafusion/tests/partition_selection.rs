@@ -48,53 +48,103 @@ fn released_per_lonely_unit(release: &Release) -> Vec<usize> {
     per_unit.into_values().collect()
 }
 
+/// Releases `q` (private keys) `runs` times, each in a fresh session with `accountant`
+/// and a fresh key, over `units` lonely units of `keys` keys each and the crowd: asserts
+/// that the crowd's key is always released, that no unit gets more than L0 keys, and
+/// that the one-sided Clopper–Pearson upper bound at α = 10⁻³ on the probability that
+/// some key of a lonely unit is released is at most `delta`.
+fn lonely_units_stay_hidden(
+    q: &GroupedQuery,
+    accountant: impl Fn() -> Accountant,
+    (keys, delta, units, runs): (usize, f64, usize, u64),
+) {
+    const ALPHA: f64 = 1e-3;
+    let rt = runtime();
+    let table = keyed_rows(&lonely_units(units, keys), 2);
+    let (mut hits, mut most) = (0u64, 0usize);
+    for i in 0..runs {
+        // A session per release: each release spends its own δ.
+        let s = session_with(table.clone(), L0_2, accountant(), 2);
+        let r = release(&rt, &s, q, key(i, 0x51));
+        let per_unit = released_per_lonely_unit(&r);
+        hits += per_unit.len() as u64;
+        most = most.max(per_unit.iter().copied().max().unwrap_or(0));
+        assert!(
+            r.rows.iter().any(|row| row.key.as_deref() == Some("common")),
+            "the crowd's key is released"
+        );
+    }
+    let trials = units as u64 * runs;
+    let upper = clopper_pearson_upper(hits, trials, ALPHA);
+    println!(
+        "{keys} keys per unit, δ = {delta}: some key released for {hits} of {trials} units \
+         (frequency {:.2e}, Clopper–Pearson upper bound {upper:.2e}); at most {most} keys of one unit",
+        hits as f64 / trials as f64
+    );
+    assert!(
+        most <= L0_2.max_groups as usize,
+        "a unit got more than L0 keys released"
+    );
+    assert!(upper <= delta, "upper bound {upper} > δ = {delta}");
+}
+
 #[test]
 fn a_unit_holding_many_keys_nobody_else_holds_is_released_with_probability_at_most_delta() {
     // The review's case: L0 = 2, one row per (unit, group), ε = 1 for the selection, and
     // a unit holding 100 (δ = 0.1) or 2000 (δ = 10⁻³) keys nobody else holds. Each
     // release holds `units` such units, independent trials of "some key of this unit is
     // released" (their bounding and their cells' noise are keyed apart); every release
-    // has a fresh key. The one-sided Clopper–Pearson upper bound at α = 10⁻³ on that
-    // probability must be at most δ. (The proof gives p ≤ 1 − (1 − r^t/(1 + r))² with
-    // r = e^(−1/2) and t = ⌈2·ln(2/δ)⌉: p = 0.061 and 4.2·10⁻⁴. The trial counts give the
-    // check its power: at the proven p, the bound exceeds δ with probability below 10⁻⁵
-    // for δ = 0.1 (2000 trials) and about 0.004 for δ = 10⁻³ (60 000 trials).)
-    const ALPHA: f64 = 1e-3;
-    let rt = runtime();
+    // has a fresh key. (The proof gives p ≤ 1 − (1 − r^t/(1 + r))² with r = e^(−1/2) and
+    // t = ⌈2·ln(2/δ)⌉: p = 0.061 and 4.2·10⁻⁴. The trial counts give the check its
+    // power: at the proven p, the bound exceeds δ with probability below 10⁻⁵ for
+    // δ = 0.1 (2000 trials) and about 0.004 for δ = 10⁻³ (60 000 trials).)
     for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (2000, 1e-3, 50, 1200)] {
-        let table = keyed_rows(&lonely_units(units, keys), 2);
         let q = GroupedQuery::new("t", "g").private_keys(1.0, delta).count(1.0);
-        let (mut hits, mut most) = (0u64, 0usize);
-        for i in 0..runs {
-            // A session per release: each release spends its own δ.
-            let s = session_with(
-                table.clone(),
-                L0_2,
-                Accountant::approximate(10.0, 0.9).unwrap(),
-                2,
-            );
-            let r = release(&rt, &s, &q, key(i, 0x51));
-            let per_unit = released_per_lonely_unit(&r);
-            hits += per_unit.len() as u64;
-            most = most.max(per_unit.iter().copied().max().unwrap_or(0));
-            assert!(
-                r.rows.iter().any(|row| row.key.as_deref() == Some("common")),
-                "the crowd's key is released"
-            );
-        }
-        let trials = (units * runs as usize) as u64;
-        let upper = clopper_pearson_upper(hits, trials, ALPHA);
-        println!(
-            "{keys} keys per unit, δ = {delta}: some key released for {hits} of {trials} units \
-             (frequency {:.2e}, Clopper–Pearson upper bound {upper:.2e}); at most {most} keys of one unit",
-            hits as f64 / trials as f64
+        lonely_units_stay_hidden(
+            &q,
+            || Accountant::approximate(10.0, 0.9).unwrap(),
+            (keys, delta, units, runs),
         );
-        assert!(
-            most <= L0_2.max_groups as usize,
-            "a unit got more than L0 keys released"
-        );
-        assert!(upper <= delta, "upper bound {upper} > δ = {delta}");
     }
+}
+
+#[test]
+fn under_zcdp_gaussian_thresholding_hides_lonely_units_and_charges_approximate_zcdp() {
+    // The same case under ρ-zCDP: the selection's ρ = 1 gives discrete Gaussian noise of
+    // σ² = L0/(2ρ) = 1 and T = 1 + ⌈√(2 ln(2/δ))⌉: 4 at δ = 0.1 and 5 at δ = 10⁻³, so
+    // one key of count 1 passes with probability P(Z ≥ 3) ≈ 4.6·10⁻³ and P(Z ≥ 4) ≈
+    // 1.3·10⁻⁴ (a unit has two): p ≈ 9·10⁻³ and 2.7·10⁻⁴. At those p the bound exceeds
+    // δ with negligible probability: 2 000 trials at δ = 0.1 (about 18 hits expected;
+    // the bound passes 0.1 only past ~170), 60 000 at δ = 10⁻³ (about 16 expected; it
+    // passes 10⁻³ only past ~40).
+    for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (2000, 1e-3, 50, 1200)] {
+        let q = GroupedQuery::new("t", "g")
+            .private_keys(1.0, delta)
+            .count(0.5)
+            .zcdp();
+        assert_eq!(
+            q.privacy_loss().unwrap(),
+            dpmech::PrivacyLoss::approximate_zcdp(1.5, delta).unwrap()
+        );
+        lonely_units_stay_hidden(
+            &q,
+            || Accountant::approximate_zcdp(10.0, 0.9).unwrap(),
+            (keys, delta, units, runs),
+        );
+    }
+    // A ρ-only budget has no δ to charge: refused before anything runs, nothing spent.
+    let rt = runtime();
+    let table = keyed_rows(&lonely_units(2, 2), 2);
+    let s = session_with(table, L0_2, Accountant::zcdp(10.0).unwrap(), 2);
+    let q = GroupedQuery::new("t", "g")
+        .private_keys(1.0, 1e-3)
+        .count(0.5)
+        .zcdp();
+    assert!(matches!(
+        rt.block_on(s.release(&q)),
+        Err(DpError::Privacy(Error::IncompatibleLoss { .. }))
+    ));
+    assert_eq!(s.accountant().charges(), 0);
 }
 
 /// The three ways to write a private-keys release, each run `runs` times with fresh keys.

@@ -109,6 +109,14 @@ pub fn queries() -> Vec<(&'static str, GroupedQuery)> {
                 .std_dev("duration", b, 0.5),
         ),
         (
+            "private keys, ρ",
+            GroupedQuery::new("visits", "country")
+                .private_keys(0.5, 1e-3)
+                .zcdp()
+                .count(0.1)
+                .variance("duration", b, 0.1),
+        ),
+        (
             "public keys, ρ",
             GroupedQuery::new("visits", "day")
                 .public_keys(days)
@@ -124,6 +132,7 @@ pub fn queries() -> Vec<(&'static str, GroupedQuery)> {
 pub fn accountant(q: &GroupedQuery) -> Arc<Accountant> {
     Arc::new(match q.privacy_loss().unwrap() {
         dpmech::PrivacyLoss::Zcdp { .. } => Accountant::zcdp(1e6).unwrap(),
+        dpmech::PrivacyLoss::ApproximateZcdp { .. } => Accountant::approximate_zcdp(1e6, 0.5).unwrap(),
         _ => Accountant::approximate(1e6, 0.5).unwrap(),
     })
 }
