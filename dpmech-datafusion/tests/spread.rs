@@ -15,7 +15,7 @@ use datafusion::prelude::{SessionConfig, SessionContext, col};
 use dpmech::statistics::Bounds;
 use dpmech::{Accountant, PrivacyLoss};
 use dpmech_datafusion::functions::{dp_bounds, dp_stddev, dp_variance};
-use dpmech_datafusion::{GroupedQuery, PrivateSession};
+use dpmech_datafusion::{DpError, GroupedQuery, PrivateSession};
 
 /// The population variance of day `day`'s durations ([`day_rows`]) read by the public rule (NaN as
 /// the midpoint 500, clamped to [0, 1000]): what the release estimates.
@@ -180,4 +180,53 @@ fn bounds_are_the_same_through_sql_the_dataframe_and_the_builder_and_hug_the_dat
         assert!(lower.value == 0.0 || lower.value.log2().fract() == 0.0);
         assert_eq!(upper.interval, (-(2f64.powi(64)), 2f64.powi(64)));
     }
+}
+
+#[test]
+fn bad_spread_and_bounds_parameters_are_typed_errors_before_any_charge() {
+    let rt = runtime();
+    let s = day_session(&day_rows(), 2, DAY_BOUNDS);
+    let refused = |sql: &str| {
+        let result = rt.block_on(s.sql(sql));
+        assert!(result.is_err(), "{sql} was accepted");
+        result.unwrap_err()
+    };
+    // Bounds with lower ≥ upper, ε ≤ 0 or NaN: the core's typed errors.
+    for sql in [
+        "SELECT dp_variance(duration, 5, 1, 1.0) FROM visits",
+        "SELECT dp_stddev(duration, 1, 1, 1.0) FROM visits",
+        "SELECT dp_variance(duration, 0, 1, 0) FROM visits",
+        "SELECT dp_stddev(duration, 0, 1, -1) FROM visits",
+        "SELECT dp_bounds(duration, 0) FROM visits",
+    ] {
+        assert!(matches!(refused(sql), DpError::Privacy(_)), "{sql}");
+    }
+    // NaN and ∞ through the builder (SQL literals cannot spell them).
+    for epsilon in [f64::NAN, f64::INFINITY] {
+        let q = GroupedQuery::new("visits", "day")
+            .public_keys(["1"])
+            .bounds("duration", epsilon);
+        assert!(matches!(rt.block_on(s.release(&q)), Err(DpError::Privacy(_))));
+        let q = GroupedQuery::new("visits", "day").public_keys(["1"]).variance(
+            "duration",
+            Bounds::new(0.0, 1.0).unwrap(),
+            epsilon,
+        );
+        assert!(matches!(rt.block_on(s.release(&q)), Err(DpError::Privacy(_))));
+    }
+    // A variance whose largest value, ((hi − lo)/2)², is not a finite f64.
+    assert!(matches!(
+        refused("SELECT dp_variance(duration, -1e200, 1e200, 1.0) FROM visits"),
+        DpError::Unrepresentable(_)
+    ));
+    // Wrong arity, a non-column first argument.
+    assert!(matches!(
+        refused("SELECT dp_bounds(duration) FROM visits"),
+        DpError::UnsupportedQuery(_)
+    ));
+    assert!(matches!(
+        refused("SELECT dp_bounds(1.5, 1.0) FROM visits"),
+        DpError::UnsupportedQuery(_)
+    ));
+    assert_eq!(s.accountant().charges(), 0);
 }
