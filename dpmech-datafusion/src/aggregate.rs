@@ -13,7 +13,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::execution::SessionState;
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::DpError;
+use crate::error::DpError;
 
 /// A cell's key as text: the group key's text for one grouping column (`None`: the
 /// NULL group), the [`encode_tuple`] of the keys for several, `""` for none.
@@ -126,7 +126,7 @@ pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<Partials, DpError
         let keys = keys
             .as_any()
             .downcast_ref::<StringArray>()
-            .ok_or_else(|| crate::internal("group keys must read as text"))?;
+            .ok_or_else(|| crate::error::internal("group keys must read as text"))?;
         let columns: Vec<Vec<i64>> = (1..batch.num_columns())
             .map(|c| saturating_i64(batch.column(c)))
             .collect::<Result<_, DpError>>()?;
@@ -146,7 +146,7 @@ fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
     let wide = wide
         .as_any()
         .downcast_ref::<Decimal128Array>()
-        .ok_or_else(|| crate::internal("partials must be integers"))?;
+        .ok_or_else(|| crate::error::internal("partials must be integers"))?;
     Ok((0..wide.len())
         .map(|i| {
             if wide.is_null(i) {

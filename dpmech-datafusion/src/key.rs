@@ -33,9 +33,9 @@ impl ReleaseKey {
     ///
     /// [`DpError::Entropy`](crate::DpError::Entropy) if the operating system cannot
     /// provide entropy.
-    pub fn from_os() -> Result<Self, crate::DpError> {
+    pub fn from_os() -> Result<Self, crate::error::DpError> {
         let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| crate::DpError::Entropy(e.to_string()))?;
+        getrandom::fill(&mut key).map_err(|e| crate::error::DpError::Entropy(e.to_string()))?;
         Ok(ReleaseKey(key))
     }
 

@@ -16,8 +16,8 @@ use dpmech::statistics::{ApproxBounds, Bounds, BoundsHistogram, Quantile, Quanti
 use dpmech::{DiscreteGaussian, Geometric};
 use rand_chacha::ChaCha20Rng;
 
-use crate::DpError;
 use crate::columns::partial;
+use crate::error::DpError;
 use crate::key::ReleaseKey;
 use crate::query::Aggregate;
 use crate::udf::{Centring, Grid};
@@ -205,7 +205,9 @@ impl AggregateNoise {
         zcdp: bool,
     ) -> Result<Self, DpError> {
         let Aggregate::Variance { column, std_dev, .. } = aggregate else {
-            return Err(crate::internal("a spread's noise is planned for a variance"));
+            return Err(crate::error::internal(
+                "a spread's noise is planned for a variance",
+            ));
         };
         let m = u64::from(max_rows);
         let third = round::div_down(aggregate.budget(), 3.0);
@@ -346,9 +348,11 @@ impl AggregateNoise {
                 )?,
             },
             (Aggregate::Variance { .. }, _) => {
-                return Err(crate::internal("a variance's noise is planned by `spread`"));
+                return Err(crate::error::internal(
+                    "a variance's noise is planned by `spread`",
+                ));
             }
-            (_, None) => return Err(crate::internal("a sum or mean needs its grid")),
+            (_, None) => return Err(crate::error::internal("a sum or mean needs its grid")),
         })
     }
 

@@ -36,10 +36,10 @@ use datafusion::physical_plan::ExecutionPlan;
 use dpmech::PrivacyLoss;
 use dpmech::statistics::{Bounds, QuantileGrid};
 
-use crate::DpError;
 use crate::aggregate::encode_tuple;
 use crate::bound::{BoundSpec, BoundedTable};
 use crate::columns;
+use crate::error::DpError;
 use crate::key::ReleaseKey;
 use crate::noise::{AggregateNoise, SpreadColumns};
 use crate::query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
@@ -255,7 +255,7 @@ impl ReleasePlan {
             ),
             Keys::Public(keys) => (None, Some(keys.iter().map(|k| cell_text(k)).collect())),
             Keys::PublicTable { table, .. } => {
-                return Err(crate::internal(format!(
+                return Err(crate::error::internal(format!(
                     "the keys of public table `{table}` were not read before planning"
                 )));
             }

@@ -6,7 +6,7 @@ use dpmech::privacy::round;
 use dpmech::statistics::Bounds;
 use dpmech::{Delta, PrivacyLoss};
 
-use crate::DpError;
+use crate::error::DpError;
 
 /// How much one privacy unit (one person) may contribute, enforced by the plan before
 /// any aggregation across units: at most `max_groups` groups (L0) per unit — which ones

@@ -15,10 +15,10 @@ use datafusion::common::ScalarValue;
 use datafusion::prelude::{DataFrame, SQLOptions, SessionContext};
 use dpmech::{Accountant, PrivacyLoss};
 
-use crate::DpError;
 use crate::aggregate::{
     GroupKey, LocalRunner, Partials, PlanRunner, cell_bytes, decode_tuple, exact_partials,
 };
+use crate::error::DpError;
 use crate::functions::{self, PrivateScan};
 use crate::key::ReleaseKey;
 use crate::noise::ReleasedValue;

@@ -34,9 +34,9 @@
 use dpmech::Delta;
 use dpmech::privacy::round;
 
-use crate::DpError;
 use crate::aggregate::{GroupKey, Partials, cell_bytes};
 use crate::columns::partial;
+use crate::error::DpError;
 use crate::key::ReleaseKey;
 use crate::noise::{CellNoise, sigma_up};
 

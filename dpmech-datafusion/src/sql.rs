@@ -41,9 +41,9 @@ use datafusion::logical_expr::{Aggregate as AggregateNode, Expr, LogicalPlan};
 use datafusion::prelude::DataFrame;
 use dpmech::statistics::Bounds;
 
-use crate::DpError;
 #[cfg(doc)]
 use crate::PrivateSession;
+use crate::error::DpError;
 use crate::functions::DpFunction;
 use crate::query::GroupedQuery;
 

@@ -24,9 +24,10 @@ use datafusion::functions_aggregate::expr_fn::count;
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, lit};
 use dpmech::statistics::{ContributionBoundsSuggester, SuggestedBounds};
 
+use crate::PrivateSession;
+use crate::error::DpError;
 use crate::key::{ReleaseKey, mix};
 use crate::udf::{GroupKeyText, UnitFingerprint};
-use crate::{DpError, PrivateSession};
 
 impl PrivateSession {
     /// Suggests contribution bounds for releases of the private table `table` grouped
@@ -135,7 +136,9 @@ impl PrivateSession {
                 c.as_any().downcast_ref::<Int64Array>(),
             );
             let (Some(f), Some(k), Some(c)) = (f, k, c) else {
-                return Err(crate::internal("pair rows must be (UInt64, UInt64, Int64)"));
+                return Err(crate::error::internal(
+                    "pair rows must be (UInt64, UInt64, Int64)",
+                ));
             };
             for i in 0..batch.num_rows() {
                 let (f, k) = (f.value(i), k.value(i));

@@ -279,10 +279,10 @@ impl Grid {
     const LARGEST_EXP: i32 = 959;
 
     /// The grid of records clamped to `bounds`.
-    pub(crate) fn for_bounds(bounds: &Bounds) -> Result<Self, crate::DpError> {
+    pub(crate) fn for_bounds(bounds: &Bounds) -> Result<Self, crate::error::DpError> {
         let big = bounds.lower().abs().max(bounds.upper().abs());
         let refuse = |what: &str| {
-            Err(crate::DpError::Unrepresentable(format!(
+            Err(crate::error::DpError::Unrepresentable(format!(
                 "bounds [{:e}, {:e}] are {what}: the larger end must lie in [2^-1002, 2^980) in \
                  magnitude",
                 bounds.lower(),
