@@ -3,7 +3,7 @@
 //! between composition of a sequence fixed in advance (the default) and a privacy
 //! filter valid for adaptively chosen releases.
 
-mod common;
+use crate::common;
 
 use dpmech::audit::CountingRng;
 use dpmech::composition::online::{OnlineAccountant, Release};

@@ -10,9 +10,9 @@
 //!   quantile of χ²((rows − 1)(columns − 1)) (statrs): the new sampler passes, the
 //!   looping one fails.
 
-mod common;
+use crate::common;
 
-use common::{ALPHA, Counting};
+use crate::common::{ALPHA, Counting};
 use dpmech::audit::{Auditor, Verdict};
 use dpmech::sampling::{DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_ratio, uniform_below};
 use dpmech::{CryptoRng, Geometric, Laplace};

@@ -5,10 +5,10 @@
 //! expects at least 5 samples; the critical value is the `1 − α` quantile of
 //! χ²(bins − 1).
 
-mod common;
+use crate::common;
 
-use common::Counting;
-use common::{bin_counts, chi_square, merge_small_bins};
+use crate::common::Counting;
+use crate::common::{bin_counts, chi_square, merge_small_bins};
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::analytic_gaussian_delta;
 use dpmech::sampling::{BitSource, DiscreteGaussianSampler, Rational};

@@ -1,9 +1,9 @@
 //! The Laplace and geometric mechanisms: output distribution on the grid, the float-leak
 //! property, input validation before any randomness, saturation, pinned values.
 
-mod common;
+use crate::common;
 
-use common::{Counting, chi_square, discrete_laplace_fit};
+use crate::common::{Counting, chi_square, discrete_laplace_fit};
 use dpmech::{Error, Geometric, Laplace, PrivacyLoss};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};

@@ -2,7 +2,7 @@
 //! noise is drawn when it would exceed the budget; a Rényi filter for adaptively chosen
 //! releases beside the non-adaptive (fixed-sequence) composition.
 
-mod common;
+use crate::common;
 
 use dpmech::composition::closed::Bound;
 use dpmech::composition::online::{OnlineAccountant, Release, Rule};

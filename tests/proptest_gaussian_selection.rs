@@ -6,9 +6,9 @@ use dpmech::{
     DiscreteGaussian, Error, Exponential, Gaussian, KaryRandomizedResponse, PermuteAndFlip,
     RandomizedResponse, ReportNoisyMax,
 };
-mod common;
+use crate::common;
 
-use common::any_float;
+use crate::common::any_float;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rand_chacha::ChaCha20Rng;

@@ -3,9 +3,9 @@
 //! the mechanism's grid.
 
 use dpmech::{Error, Geometric, Laplace};
-mod common;
+use crate::common;
 
-use common::any_float;
+use crate::common::any_float;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rand_chacha::ChaCha20Rng;

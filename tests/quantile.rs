@@ -5,9 +5,9 @@
 //! drawn independent of the data, bad input refused before anything is drawn, the
 //! high-probability rank bound, and the suggester's charge.
 
-mod common;
+use crate::common;
 
-use common::{chi_square, merge_small_bins};
+use crate::common::{chi_square, merge_small_bins};
 use dpmech::audit::{AuditReport, Auditor, CountingRng, Verdict};
 use dpmech::sensitivity::Neighbouring;
 use dpmech::statistics::{ContributionBoundsSuggester, MAX_QUANTILE_BINS, Quantile, QuantileGrid, Quantiles};

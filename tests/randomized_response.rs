@@ -2,9 +2,9 @@
 //! fixed seeds), unbiased estimators, and privacy-loss audits (`dpmech::audit`) with
 //! negative controls.
 
-mod common;
+use crate::common;
 
-use common::chi_square;
+use crate::common::chi_square;
 use dpmech::audit::Auditor;
 use dpmech::composition::pld::{Grid, Pld};
 use dpmech::{Error, KaryRandomizedResponse, PrivacyLoss, RandomizedResponse};

@@ -6,9 +6,9 @@
 //! χ²(bins − 1). A negative control — the seeds' `sign × geometric` sampler — must be
 //! rejected by the very same check.
 
-mod common;
+use crate::common;
 
-use common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
+use crate::common::{bin_counts, bin_probabilities, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::sampling::{
     BernoulliExpNeg, BitSource, DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_exp_neg,
     bernoulli_ratio, uniform_below,

@@ -3,9 +3,9 @@
 //! privacy-loss audits (`dpmech::audit`) with negative controls, the seeds' Example 3.1.7,
 //! and input validation.
 
-mod common;
+use crate::common;
 
-use common::{Counting, chi_square};
+use crate::common::{Counting, chi_square};
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::sampling::{BitSource, DiscreteLaplace, Rational};
 use dpmech::{Error, Exponential, PermuteAndFlip, PrivacyLoss, ReportNoisyMax};

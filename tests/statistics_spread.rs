@@ -2,9 +2,9 @@
 //! the claimed ε beside negative controls that FAIL, fixed-seed distribution tests, draw
 //! counts that do not depend on the data, and bad input.
 
-mod common;
+use crate::common;
 
-use common::{ALPHA, Counting, chi_square, discrete_laplace_fit, merge_small_bins};
+use crate::common::{ALPHA, Counting, chi_square, discrete_laplace_fit, merge_small_bins};
 use dpmech::audit::{AuditReport, Auditor, CountingRng};
 use dpmech::sensitivity::Neighbouring;
 use dpmech::statistics::{ApproxBounds, UnitCount, Variance, approx_bounds, variance};

@@ -11,9 +11,9 @@
 //! with probability at most α (default 10⁻⁶), so a FAIL of a negative control is a
 //! statistical proof that its claim is false.
 
-mod common;
+use crate::common;
 
-use common::Counting;
+use crate::common::Counting;
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::svt::{above_threshold_alpha, numeric_sparse_alpha, sparse_alpha};
 use dpmech::{

@@ -2,13 +2,13 @@
 //! process, on loopback): bit-identical to one node, the noise key never sent, the
 //! budget charged before anything is submitted.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::ScalarUDF;

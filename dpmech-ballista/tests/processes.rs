@@ -3,13 +3,13 @@
 //! release survives the loss of an executor mid-flight with bit-identical values.
 //! Every process the tests start is killed when its guard drops, pass or fail.
 
-mod common;
+use crate::common;
 
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// The child processes of one test, killed on drop.
 struct Processes(Vec<Child>);

@@ -1,11 +1,11 @@
 //! Grouping by several columns or none, keys from a public table, typed keys, and
 //! counts of distinct privacy units (SQL, DataFrame and builder).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{audit_release, key, memory_table, runtime};
+use crate::common::{audit_release, key, memory_table, runtime};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use datafusion::common::ScalarValue;
 use datafusion::prelude::{SessionConfig, SessionContext, col};

@@ -3,11 +3,11 @@
 //! at most L0 chances, not one per key; and δ must lie in (0, 1), refused before any
 //! charge on every path.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 
-use common::{key, keyed_rows, release, runtime, session_with};
+use crate::common::{key, keyed_rows, release, runtime, session_with};
 use datafusion::prelude::col;
 use dpmech::audit::clopper_pearson_upper;
 use dpmech::statistics::Bounds;

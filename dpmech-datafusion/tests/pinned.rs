@@ -10,11 +10,11 @@
 //! `ln(β(1+r)/2)/ln r − 1` with `r = e^(−ε/Δ)`, whose `ln r` of an `r` within 10⁻⁸ of 1
 //! lost eight digits; every released value is unchanged.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{memory_table, runtime};
+use crate::common::{memory_table, runtime};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use dpmech::Accountant;

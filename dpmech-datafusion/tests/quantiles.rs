@@ -2,11 +2,11 @@
 //! `dp_median` (exact bounded histograms per cell, permute-and-flip over the grid's
 //! edges at the client).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{
+use crate::common::{
     DAY_BOUNDS, audit_heavy_unit, day_durations, day_rows, day_session, day_table, key, runtime,
     same_release_by_every_path,
 };

@@ -3,11 +3,11 @@
 //! thresholds representable) before the charge, on the builder, SQL and DataFrame
 //! paths; and no combination of extreme bounds panics.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{memory_table, runtime, session_with};
+use crate::common::{memory_table, runtime, session_with};
 use datafusion::arrow::array::{ArrayRef, BinaryArray, Float64Array, StringArray};
 use dpmech::Accountant;
 use dpmech::statistics::Bounds;

@@ -2,11 +2,11 @@
 //! cancelled mid-flight, it leaves the context exactly as it was, and several private
 //! sessions can share clones of one context.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{key, keyed_rows, runtime, session_with};
+use crate::common::{key, keyed_rows, runtime, session_with};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::TableProvider;
 use datafusion::catalog::streaming::StreamingTable;

@@ -3,11 +3,11 @@
 //! their squares — with noise at the client) and `dp_bounds` (a bounded histogram over
 //! signed powers of two, thresholded at the client).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use common::{
+use crate::common::{
     DAY_BOUNDS, audit_heavy_unit, day_durations, day_rows, day_session, day_table, key, runtime,
     same_release_by_every_path,
 };
