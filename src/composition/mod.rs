@@ -42,6 +42,7 @@ pub mod accountant;
 pub mod advanced;
 pub mod charge;
 pub mod closed;
+pub mod ledger;
 pub mod online;
 pub mod optimal;
 pub mod parallel;

@@ -70,12 +70,14 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
+mod durable;
 mod plan;
 mod rules;
 
 pub use plan::{Plan, PlanRule};
 
 use super::charge::{Charge, release_method};
+use super::ledger::LedgerStore;
 use super::online::RenyiFilter;
 use super::validate_loss;
 use crate::Error;
@@ -94,17 +96,38 @@ pub struct LedgerEntry {
     /// What was counted against the budget (after conversion, e.g. pure ε → ε²/2 for a
     /// zCDP budget, or ε → ε₀ for a plan).
     pub charged: PrivacyLoss,
+    /// The neighbouring relation `requested` was stated for.
+    pub relation: Neighbouring,
+    /// Who charged: the analyst of a ledger store ([`Accountant::with_ledger`]); `None`
+    /// for an in-memory accountant.
+    pub analyst: Option<String>,
+    /// When the charge was accepted, in milliseconds since the Unix epoch.
+    pub unix_millis: u64,
 }
 
-#[derive(Debug, Default)]
-struct State {
+/// The running totals of a budget (copied, then replaced, so a refused charge leaves
+/// them untouched).
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
     epsilon: f64,
     delta: f64,
     rho: f64,
     steps: u64,
     /// Σ Rᵢ(α) at a Rényi filter's order.
     filter_sum: f64,
+    /// Already above the budget (an analyst's share lowered below what was spent):
+    /// every further charge is refused.
+    over: bool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    totals: Totals,
     ledger: Vec<LedgerEntry>,
+    /// The sequence number of the last ledger record applied (0: none).
+    synced: u64,
+    /// The analyst's share and its own accountant, replaying the analyst's charges.
+    share: Option<(PrivacyLoss, Box<Accountant>)>,
 }
 
 /// Which sessions the accountant's guarantee covers (see the [module docs](self)).
@@ -131,6 +154,8 @@ pub struct Accountant {
     renyi: Option<RenyiFilter>,
     relation: Neighbouring,
     state: Mutex<State>,
+    /// The durable ledger, if any: charges are committed there before they count.
+    store: Option<Box<dyn LedgerStore>>,
 }
 
 impl Accountant {
@@ -157,6 +182,7 @@ impl Accountant {
             renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
+            store: None,
         })
     }
 
@@ -234,7 +260,8 @@ impl Accountant {
     /// Under a Rényi filter ([`Accountant::filter`] of an `(ε, δ)` budget, δ > 0): its
     /// order α, running sum `Σ Rᵢ(α)` and RDP budget `B`; `None` otherwise.
     pub fn filter_level(&self) -> Option<(f64, f64, f64)> {
-        self.renyi.map(|f| (f.order(), self.lock().filter_sum, f.budget))
+        self.renyi
+            .map(|f| (f.order(), self.lock().totals.filter_sum, f.budget))
     }
 
     /// A pure ε budget (sequential composition).
@@ -316,6 +343,7 @@ impl Accountant {
             renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
+            store: None,
         })
     }
 
@@ -453,7 +481,7 @@ impl Accountant {
     /// for the largest ρ-zCDP charge that still fits (`Σ Rᵢ(α) + αρ ≤ B`).
     pub fn remaining(&self) -> PrivacyLoss {
         let state = self.lock();
-        self.remaining_locked(&state)
+        self.remaining_locked(&state.totals)
     }
 
     /// What was spent, rounded up. Same kind as the budget (a zero charge total is
@@ -463,7 +491,7 @@ impl Accountant {
     /// the first charge) — how much of the budget the filter has used; the guarantee of
     /// the adaptive session is the budget.
     pub fn spent(&self) -> PrivacyLoss {
-        let state = self.lock();
+        let state = self.lock().totals;
         if let (Some(filter), PrivacyLoss::Approximate { delta, .. }) = (&self.renyi, self.budget) {
             if state.steps == 0 {
                 return PrivacyLoss::Approximate {
@@ -504,7 +532,7 @@ impl Accountant {
 
     /// The number of accepted charges.
     pub fn charges(&self) -> u64 {
-        self.lock().steps
+        self.lock().totals.steps
     }
 
     /// A copy of the ledger: every accepted charge, in order.

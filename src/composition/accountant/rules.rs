@@ -1,7 +1,7 @@
 //! The composition rule of each budget: what a charge counts as ([`Accountant::convert`]),
 //! how it is added to the running totals, and what remains.
 
-use super::{Accountant, LedgerEntry, State};
+use super::{Accountant, LedgerEntry, Totals};
 use crate::Error;
 use crate::composition::rdp::RdpCurve;
 use crate::composition::validate_loss;
@@ -72,7 +72,7 @@ impl Accountant {
         }
     }
 
-    pub(super) fn remaining_locked(&self, state: &State) -> PrivacyLoss {
+    pub(super) fn remaining_locked(&self, state: &Totals) -> PrivacyLoss {
         let left = |budget: f64, spent: f64| sub_down(budget, spent).max(0.0);
         if let Some(filter) = &self.renyi {
             return PrivacyLoss::Zcdp {
@@ -106,7 +106,87 @@ impl Accountant {
         }
     }
 
-    /// Charges `loss`, a guarantee stated for neighbours under `stated`.
+    /// The charge's RDP bound at a Rényi filter's order (`None` outside a filter).
+    pub(super) fn rdp_of(&self, charged: PrivacyLoss) -> Result<Option<f64>, Error> {
+        Ok(match (&self.renyi, charged) {
+            (Some(f), PrivacyLoss::Pure { epsilon }) => Some(RdpCurve::pure(epsilon)?.at(f.index)),
+            (Some(f), PrivacyLoss::Zcdp { rho }) => Some(RdpCurve::zcdp(rho)?.at(f.index)),
+            _ => None,
+        })
+    }
+
+    /// Adds `charged` (with its RDP bound `rdp` under a filter) to `totals` if it fits
+    /// this budget; `false`, and `totals` untouched, if it does not.
+    pub(super) fn admit(&self, totals: &mut Totals, charged: PrivacyLoss, rdp: Option<f64>) -> bool {
+        if totals.over {
+            return false;
+        }
+        let mut t = *totals;
+        let fits = match (&self.plan, self.budget, charged) {
+            _ if self.renyi.is_some() => match (&self.renyi, rdp) {
+                (Some(filter), Some(r)) => filter.add(t.filter_sum, r).map(|s| t.filter_sum = s).is_ok(),
+                _ => false,
+            },
+            (Some(plan), _, _) => t.steps < plan.steps,
+            (None, PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon }) => {
+                within(t.epsilon, epsilon, b).map(|e| t.epsilon = e).is_some()
+            }
+            (
+                None,
+                PrivacyLoss::Approximate {
+                    epsilon: be,
+                    delta: bd,
+                },
+                PrivacyLoss::Pure { epsilon: ce } | PrivacyLoss::Approximate { epsilon: ce, .. },
+            ) => {
+                let cd = charged.delta().unwrap_or(0.0);
+                match (within(t.epsilon, ce, be), within(t.delta, cd, bd)) {
+                    (Some(e), Some(d)) => {
+                        (t.epsilon, t.delta) = (e, d);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            (None, PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho }) => {
+                within(t.rho, rho, b).map(|r| t.rho = r).is_some()
+            }
+            (
+                None,
+                PrivacyLoss::ApproximateZcdp { rho: br, delta: bd },
+                PrivacyLoss::Zcdp { rho: cr } | PrivacyLoss::ApproximateZcdp { rho: cr, .. },
+            ) => {
+                let cd = match charged {
+                    PrivacyLoss::ApproximateZcdp { delta, .. } => delta,
+                    _ => 0.0,
+                };
+                match (within(t.rho, cr, br), within(t.delta, cd, bd)) {
+                    (Some(r), Some(d)) => {
+                        (t.rho, t.delta) = (r, d);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        if fits {
+            t.steps += 1;
+            *totals = t;
+        }
+        fits
+    }
+
+    /// The refusal of `requested` when `totals` leave no room for it.
+    pub(super) fn refusal(&self, requested: PrivacyLoss, totals: &Totals) -> Error {
+        Error::BudgetExceeded {
+            requested,
+            remaining: self.remaining_locked(totals),
+        }
+    }
+
+    /// Charges `loss`, a guarantee stated for neighbours under `stated`: in memory, or
+    /// durably first when the accountant has a ledger store.
     pub(super) fn charge_stated(
         &self,
         loss: PrivacyLoss,
@@ -115,75 +195,32 @@ impl Accountant {
     ) -> Result<(), Error> {
         let charged = self.convert(convert_loss(loss, stated, self.relation)?)?;
         // The charge's RDP bound at a Rényi filter's order (computed before locking).
-        let rdp = match (&self.renyi, charged) {
-            (Some(f), PrivacyLoss::Pure { epsilon }) => Some(RdpCurve::pure(epsilon)?.at(f.index)),
-            (Some(f), PrivacyLoss::Zcdp { rho }) => Some(RdpCurve::zcdp(rho)?.at(f.index)),
-            _ => None,
-        };
-        let mut state = self.lock();
-        let refuse = |state: &State| Error::BudgetExceeded {
-            requested: loss,
-            remaining: self.remaining_locked(state),
-        };
-        match (&self.plan, self.budget, charged) {
-            _ if self.renyi.is_some() => {
-                let (Some(filter), Some(r)) = (&self.renyi, rdp) else {
-                    return Err(refuse(&state));
-                };
-                state.filter_sum = filter.add(state.filter_sum, r).map_err(|_| refuse(&state))?;
-            }
-            (Some(plan), _, _) => {
-                if state.steps >= plan.steps {
-                    return Err(refuse(&state));
-                }
-            }
-            (None, PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon }) => {
-                state.epsilon = within(state.epsilon, epsilon, b).ok_or_else(|| refuse(&state))?;
-            }
-            (
-                None,
-                PrivacyLoss::Approximate {
-                    epsilon: be,
-                    delta: bd,
-                },
-                c,
-            ) => {
-                let (ce, cd) = match c {
-                    PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
-                    PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
-                    _ => return Err(refuse(&state)),
-                };
-                let (Some(e), Some(d)) = (within(state.epsilon, ce, be), within(state.delta, cd, bd)) else {
-                    return Err(refuse(&state));
-                };
-                state.epsilon = e;
-                state.delta = d;
-            }
-            (None, PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho }) => {
-                state.rho = within(state.rho, rho, b).ok_or_else(|| refuse(&state))?;
-            }
-            (None, PrivacyLoss::ApproximateZcdp { rho: br, delta: bd }, c) => {
-                let (cr, cd) = match c {
-                    PrivacyLoss::Zcdp { rho } => (rho, 0.0),
-                    PrivacyLoss::ApproximateZcdp { rho, delta } => (rho, delta),
-                    _ => return Err(refuse(&state)),
-                };
-                let (Some(r), Some(d)) = (within(state.rho, cr, br), within(state.delta, cd, bd)) else {
-                    return Err(refuse(&state));
-                };
-                state.rho = r;
-                state.delta = d;
-            }
-            _ => return Err(refuse(&state)),
-        }
-        state.steps += 1;
-        state.ledger.push(LedgerEntry {
+        let rdp = self.rdp_of(charged)?;
+        let entry = LedgerEntry {
             label: label.map(str::to_owned),
             requested: loss,
             charged,
-        });
+            relation: stated,
+            analyst: None,
+            unix_millis: unix_millis(),
+        };
+        if self.store.is_some() {
+            return self.charge_durably(entry, rdp);
+        }
+        let mut state = self.lock();
+        if !self.admit(&mut state.totals, charged, rdp) {
+            return Err(self.refusal(loss, &state.totals));
+        }
+        state.ledger.push(entry);
         Ok(())
     }
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub(super) fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `total + charge` rounded up, if it stays within `budget` (NaN never does).
