@@ -15,7 +15,8 @@ use dpmech::{Accountant, Error, Laplace, PrivacyLoss};
 use dpmech_ledger::{PgAdmin, PgLedger, postgres};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 fn open(conninfo: &str, dataset: &str, analyst: &str) -> Result<Accountant, Error> {
     Accountant::open(PgLedger::connect(conninfo, dataset, analyst)?)
@@ -50,6 +51,7 @@ fn postgres_ledger() {
     resume_shares_and_mismatch(&conninfo);
     eight_processes_on_separate_connections(&conninfo);
     an_edited_ledger_refuses_to_open(&conninfo);
+    connection_lost_inside_the_transaction(&conninfo);
     // Last: the server stopped in the middle of a session.
     server_stopped_mid_session(&mut server);
 }
@@ -147,6 +149,54 @@ fn an_edited_ledger_refuses_to_open(conninfo: &str) {
         let err = open(conninfo, &dataset, "bob").unwrap_err();
         assert_eq!(kind(&err), Some(LedgerErrorKind::Corrupt), "{edit}: {err}");
     }
+}
+
+/// The accountant's connection is terminated while its charge waits inside its
+/// transaction (another client holds the data set's row lock): a typed error, no noise
+/// drawn, nothing recorded; the next charge reconnects.
+fn connection_lost_inside_the_transaction(conninfo: &str) {
+    let acc = Arc::new(postgres(conninfo, "lost", "alice", Accountant::pure(1.0).unwrap()).unwrap());
+    acc.spend(PrivacyLoss::pure(0.125).unwrap()).unwrap();
+    let mut blocker = ::postgres::Client::connect(conninfo, ::postgres::NoTls).unwrap();
+    let mut holding = blocker.transaction().unwrap();
+    holding
+        .query("SELECT 1 FROM dp_datasets WHERE name = 'lost' FOR UPDATE", &[])
+        .unwrap();
+    let charging = std::thread::spawn({
+        let acc = acc.clone();
+        move || {
+            let mut rng = CountingRng::new(ChaCha20Rng::seed_from_u64(4));
+            let out = acc.release(&Laplace::new(1.0, 0.125).unwrap(), 1.0, &mut rng);
+            (out, rng.draws())
+        }
+    });
+    let mut admin = ::postgres::Client::connect(conninfo, ::postgres::NoTls).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let killed: i64 = admin
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if killed == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the charge never waited for the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (out, draws) = charging.join().unwrap();
+    let err = out.unwrap_err();
+    assert_eq!(kind(&err), Some(LedgerErrorKind::Unavailable), "{err}");
+    assert_eq!(draws, 0, "noise drawn for a charge whose transaction was cut");
+    holding.rollback().unwrap();
+    assert_eq!(acc.spent(), PrivacyLoss::Pure { epsilon: 0.125 });
+    acc.spend(PrivacyLoss::pure(0.125).unwrap()).unwrap(); // reconnected
+    let resumed = open(conninfo, "lost", "bob").unwrap();
+    assert_eq!(resumed.charges(), 2);
+    assert_eq!(resumed.spent(), PrivacyLoss::Pure { epsilon: 0.25 });
 }
 
 /// The server stops while an accountant is open: its charge is a typed error and no
