@@ -53,6 +53,16 @@
 //! neighbouring relation it was stated for), or [`Accountant::release`] a mechanism (a
 //! `&M`, or a [`Charge::of`] it): charged first, drawn only if the charge was accepted.
 //!
+//! # Budgets that survive: a durable ledger
+//!
+//! An accountant lives in memory unless it is given a
+//! [`LedgerStore`] with [`Accountant::with_ledger`] (or
+//! resumed from one with [`Accountant::open`]): then every charge is committed to the
+//! store — inside its lock, after replaying what other processes and analysts charged —
+//! before it counts and before anything is drawn, and a restart resumes from the store.
+//! The stores (an embedded file, PostgreSQL) are in the `dpmech-ledger` crate; see
+//! [`composition::ledger`](super::ledger).
+//!
 //! # Safety of the arithmetic
 //!
 //! Totals are accumulated with directed rounding (exact when representable, otherwise
