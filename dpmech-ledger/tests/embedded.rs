@@ -229,6 +229,9 @@ fn restart_worker(path: &Path, log: &Path) {
         .open(log)
         .unwrap();
     while acc.charges() < 1000 {
+        // Up to 1 ms between charges: on a disk with fast fsync a run still lasts past
+        // the parent's kill delay, so the kills keep coming.
+        std::thread::sleep(Duration::from_micros(rng.next_u64() % 1000));
         let y = acc.release(&mechanism, 0.0, &mut rng).unwrap();
         // Only now does the noisy value exist outside the accountant: record it.
         // One write(2) of one short line to an O_APPEND file: a kill cannot split it.
