@@ -89,6 +89,17 @@ pub enum Error {
         /// What was left of the budget.
         remaining: PrivacyLoss,
     },
+    /// A durable ledger store failed or refused (see
+    /// [`composition::ledger`](crate::composition::ledger)): no charge was made and no
+    /// noise drawn (for `Unavailable` after a lost connection, the charge may have been
+    /// committed: counted, never refunded — the safe side).
+    #[error("privacy ledger {kind}: {detail}")]
+    Ledger {
+        /// What kind of failure.
+        kind: crate::composition::ledger::LedgerErrorKind,
+        /// What the store reported.
+        detail: String,
+    },
     /// Two privacy guarantees of different kinds cannot be combined this way.
     #[error("incompatible privacy losses: {reason}")]
     IncompatibleLoss {

@@ -18,6 +18,7 @@
 //! | Rényi DP (Mironov 2017) | [`rdp`] module ([`rdp::RdpCurve`]) | order-wise Σ of RDP curves; → (ε, δ) by CKS 2020 | the curves fixed in advance: yes; curves chosen adaptively: only through the Rényi filter of [`online`] |
 //! | privacy loss distributions | [`pld`] module | certified numerical composition, never above the closed forms ([`closed`]) | mechanisms fixed in advance (queries may be adaptive) |
 //! | budget accountant | [`Accountant`] (charged by [`Charge`]) | Σε, Σδ, Σρ, (Σρ, Σδ) of approximate zCDP; a declared [`Plan`]; [`Accountant::filter`]: a Rényi filter for (ε, δ) budgets | sums and filter: yes, even the parameters (approximate-zCDP sums: ρ and δ fixed up front); a plan: only with k and ε₀ fixed up front |
+//! | durable ledger | [`ledger::LedgerStore`] behind an [`Accountant`] ([`Accountant::with_ledger`]) | the accountant's own rule, over every process's and analyst's charges, committed before any noise | as the accountant's rule |
 //! | online accounting | [`online::OnlineAccountant`] | one release at a time: fixed-sequence rule (PLD + closed forms) or Rényi filter (Feldman & Zrnic 2021) | filter: yes, even the mechanisms and their parameters; fixed-sequence: no |
 //!
 //! Every function validates its arguments first and returns a typed [`Error`] — never
@@ -42,6 +43,7 @@ pub mod accountant;
 pub mod advanced;
 pub mod charge;
 pub mod closed;
+pub mod ledger;
 pub mod online;
 pub mod optimal;
 pub mod parallel;

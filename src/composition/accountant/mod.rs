@@ -53,6 +53,16 @@
 //! neighbouring relation it was stated for), or [`Accountant::release`] a mechanism (a
 //! `&M`, or a [`Charge::of`] it): charged first, drawn only if the charge was accepted.
 //!
+//! # Budgets that survive: a durable ledger
+//!
+//! An accountant lives in memory unless it is given a
+//! [`LedgerStore`] with [`Accountant::with_ledger`] (or
+//! resumed from one with [`Accountant::open`]): then every charge is committed to the
+//! store — inside its lock, after replaying what other processes and analysts charged —
+//! before it counts and before anything is drawn, and a restart resumes from the store.
+//! The stores (an embedded file, PostgreSQL) are in the `dpmech-ledger` crate; see
+//! [`composition::ledger`](super::ledger).
+//!
 //! # Safety of the arithmetic
 //!
 //! Totals are accumulated with directed rounding (exact when representable, otherwise
@@ -70,132 +80,21 @@
 //! # Ok::<(), dpmech::Error>(())
 //! ```
 
+mod durable;
+mod plan;
+mod rules;
+
+pub use plan::{Plan, PlanRule};
+
 use super::charge::{Charge, release_method};
+use super::ledger::LedgerStore;
 use super::online::RenyiFilter;
-use super::rdp::RdpCurve;
-use super::{advanced, optimal, validate_loss};
+use super::validate_loss;
 use crate::Error;
-use crate::privacy::round::{add_up, sub_down};
-use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
-use crate::sensitivity::{Neighbouring, convert_loss};
+use crate::privacy::PrivacyLoss;
+use crate::sensitivity::Neighbouring;
+use rules::as_zcdp_if_no_delta;
 use std::sync::{Mutex, MutexGuard};
-
-/// The composition theorem of a [`Plan`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub enum PlanRule {
-    /// Advanced composition (Dwork–Rothblum–Vadhan) with slack δ′: the plan is
-    /// `(min(ε′, kε₀), δ′)`-DP, `ε′ = √(2k ln(1/δ′))ε₀ + kε₀(e^ε₀ − 1)`.
-    Advanced {
-        /// δ′ ∈ (0, 1).
-        delta_slack: f64,
-    },
-    /// Optimal homogeneous composition (Kairouz–Oh–Viswanath 2015): the plan is
-    /// `(ε_opt, δ)`-DP with ε_opt the smallest total for which δ_opt(ε_opt) ≤ δ.
-    Optimal {
-        /// δ ∈ (0, 1).
-        delta: f64,
-    },
-}
-
-/// A composition plan declared before the first release: `steps` pure
-/// `per_step_epsilon`-DP mechanisms (chosen adaptively or not), composed by `rule`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Plan {
-    /// k, the number of mechanisms (≥ 1).
-    pub steps: u64,
-    /// ε₀, the pure-DP parameter of every step.
-    pub per_step_epsilon: f64,
-    /// The composition theorem used.
-    pub rule: PlanRule,
-}
-
-impl Plan {
-    /// The plan of `steps` pure-DP steps with the largest per-step ε that keeps the
-    /// whole within `(epsilon_total, delta)` under advanced composition (slack δ′ = δ).
-    ///
-    /// ```
-    /// use dpmech::Accountant;
-    /// use dpmech::composition::Plan;
-    /// let plan = Plan::advanced_within(10_000, 1.0, (-32.0f64).exp())?;
-    /// assert!(plan.per_step_epsilon < 1.0 / 801.0); // not the textbook 1/801
-    /// let acc = Accountant::with_plan(plan)?;
-    /// assert!(acc.budget().epsilon().unwrap() <= 1.0);
-    /// # Ok::<(), dpmech::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// Those of [`advanced::max_epsilon_per_step`]: [`Error::InvalidParameter`] (`k`) if
-    /// `steps = 0`; [`Error::InvalidEpsilon`] if `epsilon_total` is not finite and
-    /// positive; [`Error::InvalidDelta`] if `delta` is not in (0, 1);
-    /// [`Error::InvalidParameter`] (`epsilon_total`) if no positive per-step ε fits.
-    pub fn advanced_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
-        Ok(Self {
-            steps,
-            per_step_epsilon: advanced::max_epsilon_per_step(steps, epsilon_total, delta)?,
-            rule: PlanRule::Advanced { delta_slack: delta },
-        })
-    }
-
-    /// The plan of `steps` pure-DP steps with the largest per-step ε that keeps the
-    /// whole within `(epsilon_total, delta)` under optimal composition.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`optimal::max_epsilon_per_step`]: [`Error::InvalidParameter`] (`k`) if
-    /// `steps = 0` or `steps > optimal::MAX_STEPS`; [`Error::InvalidEpsilon`] if
-    /// `epsilon_total` is not finite and positive; [`Error::InvalidDelta`] if `delta` is
-    /// not in (0, 1); [`Error::InvalidParameter`] (`epsilon_total`) if the per-step ε
-    /// underflows to 0.
-    pub fn optimal_within(steps: u64, epsilon_total: f64, delta: f64) -> Result<Self, Error> {
-        Ok(Self {
-            steps,
-            per_step_epsilon: optimal::max_epsilon_per_step(steps, epsilon_total, delta)?,
-            rule: PlanRule::Optimal { delta },
-        })
-    }
-
-    /// The guarantee of the whole plan (rounded up), an [`PrivacyLoss::Approximate`].
-    ///
-    /// ```
-    /// use dpmech::composition::{Plan, PlanRule};
-    /// let plan = Plan { steps: 100, per_step_epsilon: 0.05, rule: PlanRule::Optimal { delta: 1e-6 } };
-    /// let total = plan.total()?;
-    /// assert!(total.epsilon().unwrap() < 5.0); // better than the sequential 100 × 0.05
-    /// # Ok::<(), dpmech::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// * [`Error::InvalidEpsilon`] if `per_step_epsilon` is not finite and positive, or
-    ///   `k·ε₀` (or, for [`PlanRule::Advanced`], ε′) overflows to +∞;
-    /// * [`Error::InvalidParameter`] (`k`) if `steps = 0`, or, for [`PlanRule::Optimal`],
-    ///   `steps > optimal::MAX_STEPS`;
-    /// * [`Error::InvalidDelta`] if the rule's δ is not in (0, 1).
-    pub fn total(&self) -> Result<PrivacyLoss, Error> {
-        let e0 = check_epsilon(self.per_step_epsilon)?;
-        let sequential = super::sequential::homogeneous_epsilon(self.steps, e0)?;
-        match self.rule {
-            PlanRule::Advanced { delta_slack } => {
-                let d = check_delta(delta_slack)?;
-                let adv = advanced::epsilon(self.steps, e0, d)?;
-                Ok(PrivacyLoss::Approximate {
-                    epsilon: adv.min(sequential),
-                    delta: d,
-                })
-            }
-            PlanRule::Optimal { delta } => {
-                let d = check_delta(delta)?;
-                let opt = optimal::epsilon(self.steps, e0, d)?;
-                Ok(PrivacyLoss::Approximate {
-                    epsilon: opt.max(f64::MIN_POSITIVE),
-                    delta: d,
-                })
-            }
-        }
-    }
-}
 
 /// One accepted charge.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,17 +106,38 @@ pub struct LedgerEntry {
     /// What was counted against the budget (after conversion, e.g. pure ε → ε²/2 for a
     /// zCDP budget, or ε → ε₀ for a plan).
     pub charged: PrivacyLoss,
+    /// The neighbouring relation `requested` was stated for.
+    pub relation: Neighbouring,
+    /// Who charged: the analyst of a ledger store ([`Accountant::with_ledger`]); `None`
+    /// for an in-memory accountant.
+    pub analyst: Option<String>,
+    /// When the charge was accepted, in milliseconds since the Unix epoch.
+    pub unix_millis: u64,
 }
 
-#[derive(Debug, Default)]
-struct State {
+/// The running totals of a budget (copied, then replaced, so a refused charge leaves
+/// them untouched).
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
     epsilon: f64,
     delta: f64,
     rho: f64,
     steps: u64,
     /// Σ Rᵢ(α) at a Rényi filter's order.
     filter_sum: f64,
+    /// Already above the budget (an analyst's share lowered below what was spent):
+    /// every further charge is refused.
+    over: bool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    totals: Totals,
     ledger: Vec<LedgerEntry>,
+    /// The sequence number of the last ledger record applied (0: none).
+    synced: u64,
+    /// The analyst's share and its own accountant, replaying the analyst's charges.
+    share: Option<(PrivacyLoss, Box<Accountant>)>,
 }
 
 /// Which sessions the accountant's guarantee covers (see the [module docs](self)).
@@ -244,6 +164,8 @@ pub struct Accountant {
     renyi: Option<RenyiFilter>,
     relation: Neighbouring,
     state: Mutex<State>,
+    /// The durable ledger, if any: charges are committed there before they count.
+    store: Option<Box<dyn LedgerStore>>,
 }
 
 impl Accountant {
@@ -270,6 +192,7 @@ impl Accountant {
             renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
+            store: None,
         })
     }
 
@@ -347,7 +270,8 @@ impl Accountant {
     /// Under a Rényi filter ([`Accountant::filter`] of an `(ε, δ)` budget, δ > 0): its
     /// order α, running sum `Σ Rᵢ(α)` and RDP budget `B`; `None` otherwise.
     pub fn filter_level(&self) -> Option<(f64, f64, f64)> {
-        self.renyi.map(|f| (f.order(), self.lock().filter_sum, f.budget))
+        self.renyi
+            .map(|f| (f.order(), self.lock().totals.filter_sum, f.budget))
     }
 
     /// A pure ε budget (sequential composition).
@@ -429,6 +353,7 @@ impl Accountant {
             renyi: None,
             relation: Neighbouring::AddRemove,
             state: Mutex::new(State::default()),
+            store: None,
         })
     }
 
@@ -436,7 +361,7 @@ impl Accountant {
     /// default is [`Neighbouring::AddRemove`]). Every charge whose guarantee is stated
     /// for another relation is converted first (a [`Charge`] with a relation): an
     /// add/remove guarantee counts double under substitution (group privacy, see
-    /// [`convert_loss`]); a substitution-only guarantee (e.g. a mean over a public
+    /// [`convert_loss`](crate::sensitivity::convert_loss)); a substitution-only guarantee (e.g. a mean over a public
     /// count) cannot be charged to an add/remove budget and is refused.
     ///
     /// ```
@@ -475,182 +400,9 @@ impl Accountant {
         // even if a thread panicked while holding the lock.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    /// What a charge counts as against this budget, or why it cannot be charged.
-    fn convert(&self, loss: PrivacyLoss) -> Result<PrivacyLoss, Error> {
-        let loss = as_zcdp_if_no_delta(validate_loss(loss)?);
-        if matches!(loss, PrivacyLoss::RandomDp { .. }) {
-            return Err(Error::IncompatibleLoss {
-                reason: "random-DP charges cannot be counted against a worst-case budget",
-            });
-        }
-        if self.renyi.is_some() {
-            return match loss {
-                PrivacyLoss::Pure { .. } | PrivacyLoss::Zcdp { .. } => Ok(loss),
-                PrivacyLoss::Approximate { epsilon, delta: 0.0 } => Ok(PrivacyLoss::Pure { epsilon }),
-                _ => Err(Error::IncompatibleLoss {
-                    reason: "a Renyi filter accepts pure-DP and zCDP charges only: an (epsilon, delta) \
-                             charge with delta > 0 has no RDP bound",
-                }),
-            };
-        }
-        if let Some(plan) = &self.plan {
-            return match loss {
-                PrivacyLoss::Pure { epsilon } if epsilon <= plan.per_step_epsilon => Ok(PrivacyLoss::Pure {
-                    epsilon: plan.per_step_epsilon,
-                }),
-                PrivacyLoss::Pure { .. } => Err(Error::BudgetExceeded {
-                    requested: loss,
-                    remaining: self.remaining(),
-                }),
-                _ => Err(Error::IncompatibleLoss {
-                    reason: "a composition plan accepts pure-DP charges only",
-                }),
-            };
-        }
-        match (self.budget, loss) {
-            (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. })
-            | (PrivacyLoss::Approximate { .. }, PrivacyLoss::Pure { .. } | PrivacyLoss::Approximate { .. })
-            | (PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. }, PrivacyLoss::Zcdp { .. })
-            | (PrivacyLoss::ApproximateZcdp { .. }, PrivacyLoss::ApproximateZcdp { .. }) => Ok(loss),
-            (
-                PrivacyLoss::Zcdp { .. } | PrivacyLoss::ApproximateZcdp { .. },
-                PrivacyLoss::Pure { epsilon },
-            ) => Ok(PrivacyLoss::Zcdp {
-                rho: super::zcdp::pure_to_zcdp(epsilon)?,
-            }),
-            (PrivacyLoss::Pure { .. }, _) => Err(Error::IncompatibleLoss {
-                reason: "a pure-DP budget accepts pure-DP charges only",
-            }),
-            (PrivacyLoss::Approximate { .. }, _) => Err(Error::IncompatibleLoss {
-                reason: "an (epsilon, delta) budget does not accept zCDP or approximate-zCDP charges: \
-                         convert them with composition::zcdp first",
-            }),
-            (PrivacyLoss::Zcdp { .. }, PrivacyLoss::ApproximateZcdp { .. }) => Err(Error::IncompatibleLoss {
-                reason: "a zCDP budget has no delta: use Accountant::approximate_zcdp",
-            }),
-            (PrivacyLoss::ApproximateZcdp { .. }, _) => Err(Error::IncompatibleLoss {
-                reason: "an approximate-zCDP budget accepts approximate-zCDP, zCDP and pure-DP charges only",
-            }),
-            _ => Err(Error::IncompatibleLoss {
-                reason: "a zCDP budget accepts zCDP and pure-DP charges only",
-            }),
-        }
-    }
-
-    fn remaining_locked(&self, state: &State) -> PrivacyLoss {
-        let left = |budget: f64, spent: f64| sub_down(budget, spent).max(0.0);
-        if let Some(filter) = &self.renyi {
-            return PrivacyLoss::Zcdp {
-                rho: filter.remaining_rho(state.filter_sum),
-            };
-        }
-        if let Some(plan) = &self.plan {
-            let epsilon = if state.steps < plan.steps {
-                plan.per_step_epsilon
-            } else {
-                0.0
-            };
-            return PrivacyLoss::Pure { epsilon };
-        }
-        match self.budget {
-            PrivacyLoss::Pure { epsilon } => PrivacyLoss::Pure {
-                epsilon: left(epsilon, state.epsilon),
-            },
-            PrivacyLoss::Approximate { epsilon, delta } => PrivacyLoss::Approximate {
-                epsilon: left(epsilon, state.epsilon),
-                delta: left(delta, state.delta),
-            },
-            PrivacyLoss::Zcdp { rho } => PrivacyLoss::Zcdp {
-                rho: left(rho, state.rho),
-            },
-            PrivacyLoss::ApproximateZcdp { rho, delta } => PrivacyLoss::ApproximateZcdp {
-                rho: left(rho, state.rho),
-                delta: left(delta, state.delta),
-            },
-            other => other,
-        }
-    }
-
-    /// Charges `loss`, a guarantee stated for neighbours under `stated`.
-    fn charge_stated(
-        &self,
-        loss: PrivacyLoss,
-        stated: Neighbouring,
-        label: Option<&str>,
-    ) -> Result<(), Error> {
-        let charged = self.convert(convert_loss(loss, stated, self.relation)?)?;
-        // The charge's RDP bound at a Rényi filter's order (computed before locking).
-        let rdp = match (&self.renyi, charged) {
-            (Some(f), PrivacyLoss::Pure { epsilon }) => Some(RdpCurve::pure(epsilon)?.at(f.index)),
-            (Some(f), PrivacyLoss::Zcdp { rho }) => Some(RdpCurve::zcdp(rho)?.at(f.index)),
-            _ => None,
-        };
-        let mut state = self.lock();
-        let refuse = |state: &State| Error::BudgetExceeded {
-            requested: loss,
-            remaining: self.remaining_locked(state),
-        };
-        match (&self.plan, self.budget, charged) {
-            _ if self.renyi.is_some() => {
-                let (Some(filter), Some(r)) = (&self.renyi, rdp) else {
-                    return Err(refuse(&state));
-                };
-                state.filter_sum = filter.add(state.filter_sum, r).map_err(|_| refuse(&state))?;
-            }
-            (Some(plan), _, _) => {
-                if state.steps >= plan.steps {
-                    return Err(refuse(&state));
-                }
-            }
-            (None, PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon }) => {
-                state.epsilon = within(state.epsilon, epsilon, b).ok_or_else(|| refuse(&state))?;
-            }
-            (
-                None,
-                PrivacyLoss::Approximate {
-                    epsilon: be,
-                    delta: bd,
-                },
-                c,
-            ) => {
-                let (ce, cd) = match c {
-                    PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
-                    PrivacyLoss::Approximate { epsilon, delta } => (epsilon, delta),
-                    _ => return Err(refuse(&state)),
-                };
-                let (Some(e), Some(d)) = (within(state.epsilon, ce, be), within(state.delta, cd, bd)) else {
-                    return Err(refuse(&state));
-                };
-                state.epsilon = e;
-                state.delta = d;
-            }
-            (None, PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho }) => {
-                state.rho = within(state.rho, rho, b).ok_or_else(|| refuse(&state))?;
-            }
-            (None, PrivacyLoss::ApproximateZcdp { rho: br, delta: bd }, c) => {
-                let (cr, cd) = match c {
-                    PrivacyLoss::Zcdp { rho } => (rho, 0.0),
-                    PrivacyLoss::ApproximateZcdp { rho, delta } => (rho, delta),
-                    _ => return Err(refuse(&state)),
-                };
-                let (Some(r), Some(d)) = (within(state.rho, cr, br), within(state.delta, cd, bd)) else {
-                    return Err(refuse(&state));
-                };
-                state.rho = r;
-                state.delta = d;
-            }
-            _ => return Err(refuse(&state)),
-        }
-        state.steps += 1;
-        state.ledger.push(LedgerEntry {
-            label: label.map(str::to_owned),
-            requested: loss,
-            charged,
-        });
-        Ok(())
-    }
-
+impl Accountant {
     /// Atomically charges a guarantee — a [`PrivacyLoss`], or a [`Charge`] of one with a
     /// ledger label and/or the neighbouring relation it was stated for (converted to this
     /// budget's [`relation`](Accountant::relation) first; the ledger keeps both) — or
@@ -739,7 +491,7 @@ impl Accountant {
     /// for the largest ρ-zCDP charge that still fits (`Σ Rᵢ(α) + αρ ≤ B`).
     pub fn remaining(&self) -> PrivacyLoss {
         let state = self.lock();
-        self.remaining_locked(&state)
+        self.remaining_locked(&state.totals)
     }
 
     /// What was spent, rounded up. Same kind as the budget (a zero charge total is
@@ -749,7 +501,7 @@ impl Accountant {
     /// the first charge) — how much of the budget the filter has used; the guarantee of
     /// the adaptive session is the budget.
     pub fn spent(&self) -> PrivacyLoss {
-        let state = self.lock();
+        let state = self.lock().totals;
         if let (Some(filter), PrivacyLoss::Approximate { delta, .. }) = (&self.renyi, self.budget) {
             if state.steps == 0 {
                 return PrivacyLoss::Approximate {
@@ -790,26 +542,12 @@ impl Accountant {
 
     /// The number of accepted charges.
     pub fn charges(&self) -> u64 {
-        self.lock().steps
+        self.lock().totals.steps
     }
 
     /// A copy of the ledger: every accepted charge, in order.
     pub fn ledger(&self) -> Vec<LedgerEntry> {
         self.lock().ledger.clone()
-    }
-}
-
-/// `total + charge` rounded up, if it stays within `budget` (NaN never does).
-fn within(total: f64, charge: f64, budget: f64) -> Option<f64> {
-    let t = add_up(total, charge);
-    (t <= budget).then_some(t)
-}
-
-/// `ApproximateZcdp { ρ, δ = 0 }` is plain ρ-zCDP: written as `Zcdp { ρ }`.
-fn as_zcdp_if_no_delta(loss: PrivacyLoss) -> PrivacyLoss {
-    match loss {
-        PrivacyLoss::ApproximateZcdp { rho, delta: 0.0 } => PrivacyLoss::Zcdp { rho },
-        other => other,
     }
 }
 
@@ -898,41 +636,5 @@ mod tests {
         let rest = acc.remaining();
         acc.spend(rest).unwrap();
         assert!(acc.spend(PrivacyLoss::pure(f64::MIN_POSITIVE).unwrap()).is_err());
-    }
-
-    #[test]
-    fn plans_within_a_target_fit_it() {
-        for k in [1u64, 7, 100, 5_000] {
-            let a = Plan::advanced_within(k, 1.0, 1e-6).unwrap().total().unwrap();
-            let o = Plan::optimal_within(k, 1.0, 1e-6).unwrap().total().unwrap();
-            for t in [a, o] {
-                assert!(
-                    t.epsilon().unwrap() <= 1.0 && t.delta().unwrap() <= 1e-6,
-                    "k {k}: {t}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn plan_counts_steps() {
-        let plan = Plan {
-            steps: 3,
-            per_step_epsilon: 0.1,
-            rule: PlanRule::Optimal { delta: 1e-6 },
-        };
-        let acc = Accountant::with_plan(plan).unwrap();
-        assert!(matches!(
-            acc.spend(PrivacyLoss::pure(0.2).unwrap()),
-            Err(Error::BudgetExceeded { .. })
-        ));
-        for _ in 0..3 {
-            acc.spend(PrivacyLoss::pure(0.1).unwrap()).unwrap();
-        }
-        assert!(acc.spend(PrivacyLoss::pure(0.01).unwrap()).is_err());
-        assert_eq!(acc.remaining(), PrivacyLoss::Pure { epsilon: 0.0 });
-        let total = acc.spent().epsilon().unwrap();
-        assert!(total <= 0.3 + 1e-12, "{total}");
-        assert_eq!(acc.budget(), plan.total().unwrap());
     }
 }
