@@ -2,12 +2,12 @@
 //! ledger (the embedded file of `dpmech-ledger`): releases from both count against one
 //! budget, each recorded with who charged, and the budget survives both sessions.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use dpmech::composition::ledger::LedgerStore;
 use dpmech::{Accountant, Error, PrivacyLoss};

@@ -2,9 +2,9 @@
 //! eight concurrent processes, and faults (read-only and full file systems, truncated
 //! and edited files).
 
-mod common;
+use crate::common;
 
-use common::{
+use crate::common::{
     CONCURRENT_BUDGET, Scratch, UNIT, WORKER, check_concurrent, concurrent_worker, kind, spawn_worker,
 };
 use dpmech::audit::CountingRng;
@@ -255,7 +255,7 @@ fn sigkill_at_random_points_never_loses_a_released_charge() {
     let (mut kills, mut in_flight, started) = (0u32, 0u32, Instant::now());
     let (mut charged_before, mut released_before) = (0u64, 0usize);
     loop {
-        let mut child = spawn_worker("child_entry", &job);
+        let mut child = spawn_worker(concat!(module_path!(), "::child_entry"), &job);
         std::thread::sleep(Duration::from_micros(5_000 + rng.next_u64() % 60_000));
         let finished = child.try_wait().unwrap().is_some();
         child.kill().ok(); // SIGKILL
@@ -318,7 +318,7 @@ fn eight_processes_never_overspend_one_file() {
     let children: Vec<_> = (0..8)
         .map(|i| {
             spawn_worker(
-                "child_entry",
+                concat!(module_path!(), "::child_entry"),
                 &format!("concurrent\t{}\t{i}\t{}", path.display(), logs[i].display()),
             )
         })

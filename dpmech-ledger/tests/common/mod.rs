@@ -48,12 +48,22 @@ pub const WORKER: &str = "DPMECH_LEDGER_WORKER";
 /// Starts this test binary as a worker child running test `entry` with `job`.
 pub fn spawn_worker(entry: &str, job: &str) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args([entry, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .arg(child_test(entry))
+        .args(["--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(WORKER, job)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap()
+}
+
+/// The test name libtest knows for `module_path!()` (`main::embedded`) and an entry point
+/// in it: `embedded::child_entry`, as `--exact` needs it (the tests are modules of one
+/// binary).
+fn child_test(entry_in_module: &str) -> String {
+    let (module, entry) = entry_in_module.rsplit_once("::").expect("module::entry");
+    let in_binary = module.split_once("::").map_or("", |(_, rest)| rest);
+    format!("{in_binary}::{entry}")
 }
 
 /// The PostgreSQL binaries directory (Debian: /usr/lib/postgresql/<version>/bin), or a

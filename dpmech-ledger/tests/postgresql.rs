@@ -2,9 +2,9 @@
 //! scratch directory, `postgres` on 127.0.0.1): resume, shares, eight processes on
 //! separate connections, the server stopped mid-session, an edited ledger.
 
-mod common;
+use crate::common;
 
-use common::{
+use crate::common::{
     CONCURRENT_BUDGET, PgServer, Scratch, UNIT, WORKER, check_concurrent, concurrent_worker, kind,
     spawn_worker,
 };
@@ -110,7 +110,7 @@ fn eight_processes_on_separate_connections(conninfo: &str) {
     let children: Vec<_> = (0..8)
         .map(|i| {
             spawn_worker(
-                "child_entry",
+                concat!(module_path!(), "::child_entry"),
                 &format!("concurrent\t{conninfo}\t{i}\t{}", logs[i].display()),
             )
         })

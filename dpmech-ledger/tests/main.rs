@@ -1,0 +1,8 @@
+//! The integration tests of `dpmech-ledger`, linked into one test binary: each file
+//! beside this one is a module (the crate and its dependencies are linked once,
+//! not once per file). Run one file's tests with
+//! `cargo test --test main -- FILE::` (e.g. `embedded::`).
+
+mod common;
+mod embedded;
+mod postgresql;
