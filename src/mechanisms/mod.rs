@@ -38,6 +38,7 @@
 //! | `monotonicity.rs` | [`Monotonicity`]: the caller's promise of monotone scores or queries, which halves the noise |
 //! | `svt/` | the sparse vector family: [`AboveThreshold`], [`Sparse`], [`NumericSparse`], [`StandardSvt`] |
 
+pub(crate) mod accuracy;
 mod discrete_gaussian;
 mod exponential;
 mod gaussian;

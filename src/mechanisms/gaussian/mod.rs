@@ -345,7 +345,7 @@ impl Gaussian {
     /// [`Error::InvalidParameter`] (`beta`) unless `0 < β < 1`; [`Error::Unattainable`] when
     /// the half-width overflows `f64`.
     pub fn accuracy(&self, beta: f64) -> Result<f64, Error> {
-        use crate::statistics::accuracy::{finite_half_width, ln_ratio_up};
+        use crate::mechanisms::accuracy::{finite_half_width, ln_ratio_up};
         let beta = super::check_beta(beta)?;
         let tail = round::sqrt_up(round::mul_up(2.0, ln_ratio_up(2.0, beta)));
         finite_half_width(round::add_up(
