@@ -295,6 +295,11 @@ impl Number {
 /// to within 1 ulp on supported targets, so they are nudged two ulps. The direction is
 /// always the *safe* one: a noise scale or a reported loss is rounded up, an allowance
 /// (a per-step ε that may be spent) is rounded down.
+///
+/// These are arithmetic operations, not parameter checks: like `f64`'s own operations
+/// they are total, `±∞` and NaN in give `±∞` and NaN out, and they never return an
+/// error. Every public function of the crate that takes a privacy parameter checks it
+/// (a typed [`Error`](crate::Error)) before any of them sees it.
 pub mod round {
     /// The smallest `f64` strictly above `x` (∞ stays ∞, NaN stays NaN).
     #[inline]

@@ -431,7 +431,7 @@ impl Pld {
             delta: pld,
             bound: Bound::Pld,
         };
-        if let Some((d, bound)) = self.closed.delta(epsilon)
+        if let Some((d, bound)) = self.closed.delta(epsilon)?
             && d < pld
         {
             best.delta = d;
@@ -509,7 +509,7 @@ impl Pld {
     pub fn epsilon_certified(&self, delta: f64) -> Result<Certified, Error> {
         let delta = crate::privacy::check_delta(delta)?;
         let pld = self.pld_epsilon_for_delta(delta);
-        let closed = self.closed.epsilon(delta);
+        let closed = self.closed.epsilon(delta)?;
         match (pld, closed) {
             (Ok(p), Some((c, bound))) if c < p => Ok(Certified {
                 epsilon: c,

@@ -5,7 +5,7 @@
 use super::erfc::{ERFC_SWITCH, erfc, erfcx, erfcx_to_depth};
 use super::{MAX_SIGMA, MIN_SIGMA};
 use crate::Error;
-use crate::privacy::round;
+use crate::privacy::{check_epsilon, check_rho, check_sensitivity, round};
 
 /// Relative accuracy assumed for the `erfc` evaluations, charged to δ (the tests check
 /// `erfc` against statrs to `1e-14`).
@@ -209,7 +209,7 @@ fn bracketed_root(epsilon: f64, target: f64, estimate: f64) -> Result<f64, Error
 pub(crate) fn conversion_ratio(epsilon: f64, delta: f64) -> Result<f64, Error> {
     let accept = |r: f64| {
         let rho = round::div_up(0.5, round::mul_down(r, r));
-        zcdp_delta(rho, epsilon) <= delta
+        zcdp_delta_up(rho, epsilon) <= delta
     };
     if let Some(rho) = largest_rho(epsilon, delta) {
         let mut r = (0.5 / rho).sqrt() * (1.0 + 1e-12);
@@ -312,35 +312,53 @@ fn analytic_delta_terms(r: f64, epsilon: f64) -> (f64, f64) {
 /// The exact δ(ε) of the continuous Gaussian mechanism with L2 sensitivity `Δ` and
 /// standard deviation `σ` (Balle & Wang 2018, Theorem 8):
 /// `Φ(Δ/2σ − εσ/Δ) − e^ε·Φ(−Δ/2σ − εσ/Δ)`, evaluated with a continued fraction for
-/// `erfc` (relative error about `1e-15`; no outward rounding). Returns NaN for
-/// non-positive or non-finite arguments.
+/// `erfc` (relative error about `1e-15`; no outward rounding). `ε = 0` is allowed.
 ///
 /// ```
-/// let delta = dpmech::mechanisms::analytic_gaussian_delta(1.0, 3.7307, 1.0);
+/// let delta = dpmech::mechanisms::analytic_gaussian_delta(1.0, 3.7307, 1.0)?;
 /// assert!(delta < 1e-5 && delta > 0.99e-5);
+/// assert!(dpmech::mechanisms::analytic_gaussian_delta(1.0, f64::NAN, 1.0).is_err());
+/// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn analytic_gaussian_delta(l2_sensitivity: f64, sigma: f64, epsilon: f64) -> f64 {
-    let valid = l2_sensitivity > 0.0 && sigma > 0.0 && epsilon >= 0.0;
-    if !(valid && l2_sensitivity.is_finite() && sigma.is_finite() && epsilon.is_finite()) {
-        return f64::NAN;
-    }
+///
+/// # Errors
+///
+/// [`Error::InvalidSensitivity`] unless `l2_sensitivity` is finite and positive;
+/// [`Error::InvalidParameter`] (`sigma`) unless `sigma` is; [`Error::InvalidEpsilon`]
+/// unless `epsilon` is finite and `≥ 0`.
+pub fn analytic_gaussian_delta(l2_sensitivity: f64, sigma: f64, epsilon: f64) -> Result<f64, Error> {
+    let l2_sensitivity = check_sensitivity(l2_sensitivity)?;
+    let sigma = check_sigma(sigma)?;
+    let epsilon = check_epsilon_or_zero(epsilon)?;
     let (first, second) = analytic_delta_terms(sigma / l2_sensitivity, epsilon);
-    (first - second).max(0.0)
+    Ok((first - second).max(0.0))
 }
 
 /// An upper bound on the δ for which ρ-zCDP implies (ε, δ)-DP, by the conversion of
 /// Canonne, Kamath & Steinke (2020, Corollary 13):
 /// `δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1) · (1 − 1/α)^α`. Any α gives a valid bound;
-/// α is searched numerically and the value at the chosen α is rounded up. NaN for
-/// invalid arguments.
+/// α is searched numerically and the value at the chosen α is rounded up. `ε = 0` is
+/// allowed.
 ///
 /// ```
-/// let delta = dpmech::mechanisms::zcdp_delta(0.5, 3.0);
+/// let delta = dpmech::mechanisms::zcdp_delta(0.5, 3.0)?;
 /// assert!(delta > 0.0 && delta < 0.01);
+/// assert!(dpmech::mechanisms::zcdp_delta(0.5, f64::INFINITY).is_err());
+/// # Ok::<(), dpmech::Error>(())
 /// ```
-pub fn zcdp_delta(rho: f64, epsilon: f64) -> f64 {
+///
+/// # Errors
+///
+/// [`Error::InvalidRho`] unless `rho` is finite and positive; [`Error::InvalidEpsilon`]
+/// unless `epsilon` is finite and `≥ 0`.
+pub fn zcdp_delta(rho: f64, epsilon: f64) -> Result<f64, Error> {
+    Ok(zcdp_delta_up(check_rho(rho)?, check_epsilon_or_zero(epsilon)?))
+}
+
+/// [`zcdp_delta`] for checked arguments (`ρ > 0` finite, `ε ≥ 0` finite).
+fn zcdp_delta_up(rho: f64, epsilon: f64) -> f64 {
     if !(rho > 0.0 && rho.is_finite() && epsilon >= 0.0 && epsilon.is_finite()) {
-        return f64::NAN;
+        return 1.0; // the trivial bound, for a ratio whose ρ over- or underflowed
     }
     let log_delta = |alpha: f64| -> f64 {
         (alpha - 1.0) * (alpha * rho - epsilon) - (alpha - 1.0).ln() + alpha * (-1.0 / alpha).ln_1p()
@@ -363,6 +381,28 @@ pub fn zcdp_delta(rho: f64, epsilon: f64) -> f64 {
     // A generous outward margin for the rounding of the few operations above.
     let bound = round::exp_up(value + 1e-12 * (1.0 + value.abs()));
     bound.min(1.0)
+}
+
+/// A standard deviation `σ`, finite and positive.
+fn check_sigma(sigma: f64) -> Result<f64, Error> {
+    if sigma.is_finite() && sigma > 0.0 {
+        Ok(sigma)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "sigma",
+            value: sigma,
+            reason: "the standard deviation must be finite and > 0",
+        })
+    }
+}
+
+/// An ε for a δ(ε) question: finite and `≥ 0` (ε = 0 asks for the total variation).
+fn check_epsilon_or_zero(epsilon: f64) -> Result<f64, Error> {
+    if epsilon == 0.0 {
+        Ok(0.0)
+    } else {
+        check_epsilon(epsilon)
+    }
 }
 
 /// `Φ̄(z) = Pr[N(0,1) > z]`.
@@ -413,7 +453,7 @@ mod tests {
             for delta in [1e-3, 1e-6, 1e-9, 1e-12, 1e-15] {
                 let accept = |r: f64| {
                     let rho = round::div_up(0.5, round::mul_down(r, r));
-                    zcdp_delta(rho, epsilon) <= delta
+                    zcdp_delta_up(rho, epsilon) <= delta
                 };
                 let fast = conversion_ratio(epsilon, delta).unwrap();
                 let slow = smallest_ratio(accept).unwrap();
@@ -436,7 +476,7 @@ mod tests {
         for rho in [0.01, 0.1, 1.0] {
             for delta in [1e-5, 1e-9] {
                 let epsilon = rho + 2.0 * (rho * (1.0f64 / delta).ln()).sqrt();
-                assert!(zcdp_delta(rho, epsilon) <= delta, "ρ={rho} δ={delta}");
+                assert!(zcdp_delta(rho, epsilon).unwrap() <= delta, "ρ={rho} δ={delta}");
             }
         }
     }
