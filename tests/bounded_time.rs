@@ -83,6 +83,62 @@ fn smallest_noise_with_a_huge_count_is_refused() {
     ));
 }
 
+/// `smallest_noise` with `mechanism` wrapped to count its calls: (result, calls).
+fn counted_smallest_noise(
+    k: u64,
+    epsilon: f64,
+    delta: f64,
+    mechanism: impl Fn(f64) -> Result<Pld, Error>,
+) -> (Result<f64, Error>, u32) {
+    let calls = std::cell::Cell::new(0u32);
+    let name = format!("smallest_noise({k}, {epsilon:e}, {delta:e})");
+    let got = timed(&name, || {
+        smallest_noise(k, epsilon, delta, |s| {
+            calls.set(calls.get() + 1);
+            mechanism(s)
+        })
+    });
+    (got, calls.get())
+}
+
+/// Issue 42 §4: `smallest_noise(k ∈ {1, 100}, ε = 1e300, δ ∈ {1e-5, 1e-300}, Gaussian)`
+/// took 1.2–1.3 s: every σ fits so huge an ε, and the search walked down to its floor
+/// and bisected there, 21 Gaussian PLDs of `Δ/σ` up to 2048. A target ε above 700 (the
+/// PLD builders' own limit: `e^ε` overflows) is now refused before any PLD is built —
+/// asserted on the number of PLDs built, not on wall time; and a search whose floor
+/// fits stops there (11 builds, not 21).
+#[test]
+fn smallest_noise_refuses_a_huge_epsilon_before_building_anything() {
+    let gaussian = |s: f64| Pld::gaussian(s, 1.0, Grid::default());
+    for k in [1, 100] {
+        for delta in [1e-5, 1e-300] {
+            for epsilon in [1e300, f64::MAX, 700.5] {
+                let (got, calls) = counted_smallest_noise(k, epsilon, delta, gaussian);
+                assert!(
+                    matches!(got, Err(Error::InvalidParameter { name: "epsilon", value, .. }) if value == epsilon),
+                    "{got:?}"
+                );
+                assert_eq!(calls, 0, "k = {k}, ε = {epsilon:e}, δ = {delta:e}");
+            }
+            // ε = 700 itself is answered, within the documented number of builds, and
+            // the answer is certified: k releases of it fit (700, δ).
+            let (got, calls) = counted_smallest_noise(k, 700.0, delta, gaussian);
+            let sigma = got.unwrap();
+            assert!(calls <= 31, "{calls} builds");
+            let composed = gaussian(sigma).unwrap().self_compose(k).unwrap();
+            assert!(composed.epsilon_for_delta(delta).unwrap() <= 700.0);
+        }
+    }
+    // The most releases allowed: at most 31 builds too.
+    let (got, calls) = counted_smallest_noise(MAX_SELF_COMPOSITIONS, 1.0, 1e-5, gaussian);
+    assert!(got.unwrap() > 1e5 && calls <= 31, "{calls} builds");
+    // A mechanism so private that the floor σ = 2⁻¹⁰ fits: one build at σ = 1 and ten
+    // halvings, and the floor is returned (no bisection below it).
+    let (got, calls) = counted_smallest_noise(1, 1.0, 1e-5, |s| Pld::gaussian(s, 1e-6, Grid::default()));
+    assert_eq!(got.unwrap(), 1.0 / 1024.0);
+    assert_eq!(calls, 11);
+}
+
 /// The builder kept at most `MAX_BUILD_POINTS` points per direction (plus the split's
 /// two extra end points) and still certifies a sane ε for one Gaussian-like release.
 fn check_capped(pld: &Pld, directions: usize) {
