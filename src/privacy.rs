@@ -299,7 +299,7 @@ impl Number {
 /// These are arithmetic operations, not parameter checks: like `f64`'s own operations
 /// they are total, `±∞` and NaN in give `±∞` and NaN out, and they never return an
 /// error. Every public function of the crate that takes a privacy parameter checks it
-/// (a typed [`Error`](crate::Error)) before any of them sees it.
+/// (a typed [`Error`]) before any of them sees it.
 pub mod round {
     /// The smallest `f64` strictly above `x` (∞ stays ∞, NaN stays NaN).
     #[inline]
