@@ -11,6 +11,8 @@
 use crate::Error;
 use core::fmt;
 
+pub(crate) mod erfc;
+
 /// Validates ε: finite and strictly positive.
 pub(crate) fn check_epsilon(value: f64) -> Result<f64, Error> {
     if value.is_finite() && value > 0.0 {

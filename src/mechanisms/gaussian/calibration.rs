@@ -2,9 +2,9 @@
 //! and the CKS20 conversion from zCDP used for vectors) and for ρ-zCDP, and the δ(ε)
 //! functions they certify against.
 
-use super::erfc::{ERFC_SWITCH, erfc, erfcx, erfcx_to_depth};
 use super::{MAX_SIGMA, MIN_SIGMA};
 use crate::Error;
+use crate::privacy::erfc::{ERFC_SWITCH, erfc, erfcx, erfcx_to_depth};
 use crate::privacy::{check_epsilon, check_rho, check_sensitivity, round};
 
 /// Relative accuracy assumed for the `erfc` evaluations, charged to δ (the tests check

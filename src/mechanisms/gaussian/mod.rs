@@ -1,13 +1,12 @@
 //! The Gaussian mechanism (analytic, classical and zCDP calibrations) on a power-of-two
 //! grid with exact discrete Gaussian noise. Its calibrations (σ for (ε, δ) or ρ, shared
 //! with the discrete Gaussian mechanism on integers, `discrete_gaussian.rs`) are in
-//! `calibration`, and the `erfc` they evaluate in `erfc`.
+//! `calibration` (the `erfc` they evaluate is `privacy::erfc`, shared with the PLD
+//! builders).
 
 mod calibration;
-mod erfc;
 
 pub use calibration::{analytic_gaussian_delta, zcdp_delta};
-pub(crate) use erfc::erfc;
 
 pub(super) use calibration::conversion_ratio;
 use calibration::{analytic_ratio, classical_ratio, zcdp_ratio};

@@ -7,7 +7,7 @@ use crate::Error;
 use crate::composition::closed::ClosedForms;
 use crate::composition::pld::{Grid, Pld};
 use crate::composition::rdp::RdpCurve;
-use crate::mechanisms::erfc;
+use crate::privacy::erfc::erfc;
 use crate::privacy::round;
 
 /// Relative error charged to each `erfc` evaluation: twice the crate-wide assumption

@@ -1,8 +1,10 @@
 //! The complementary error function, for the Gaussian calibrations and the PLD
-//! builders (tested against 40-digit references to 10⁻¹⁴).
+//! builders (tested against 40-digit references to 10⁻¹⁴). It lives with the other
+//! numerics of privacy parameters, below both its users (design.md §1).
 
+/// Below this, `erfc = 1 − erf` by the (all-positive) series; above, the continued
 /// fraction.
-pub(super) const ERFC_SWITCH: f64 = 1.25;
+pub(crate) const ERFC_SWITCH: f64 = 1.25;
 
 /// The complementary error function.
 pub(crate) fn erfc(x: f64) -> f64 {
@@ -38,13 +40,13 @@ fn erf_series(x: f64) -> f64 {
 /// upper incomplete gamma function, `Γ(a, z) = e^(−z) z^a / (z + 1 − a − 1·(1 − a)/(z + 3 − a
 /// − 2·(2 − a)/(z + 5 − a − …)))`, evaluated backwards from a fixed depth; it converges
 /// quickly for `z = x² ≥ 1.5`.
-pub(super) fn erfcx(x: f64) -> f64 {
+pub(crate) fn erfcx(x: f64) -> f64 {
     erfcx_to_depth(x, 120)
 }
 
 /// The continued fraction of [`erfcx`] cut at `depth` terms (120 is the certified
 /// evaluation; fewer give a fast estimate for steering a root finder).
-pub(super) fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
+pub(crate) fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
     if x.is_infinite() {
         return 0.0;
     }
