@@ -375,3 +375,95 @@ fn parallel_refusal_says_when_public_sizes_apply() {
         assert!(message.contains(needle), "{needle:?} missing from: {message}");
     }
 }
+
+/// Issue 42 §4, the other searches: every public function that answers by a search
+/// (bisection, golden section, doubling, Newton) is called at the extremes of its
+/// parameters — ε near `f64::MAX` and tiny, δ down to the smallest subnormal and up to
+/// `1 − 2⁻⁵³`, `k` up to `u64::MAX` — and must give a finite answer or a typed error
+/// (never NaN or ±∞). Their iteration counts are fixed in the code; the elapsed time of
+/// the slowest is printed as a diagnostic only.
+#[test]
+fn search_based_functions_answer_extreme_parameters() {
+    use dpmech::composition::rdp::RdpCurve;
+    use dpmech::composition::{advanced, optimal, sequential, zcdp};
+    use dpmech::statistics::accuracy::gaussian_epsilon_for_half_width;
+    use dpmech::{DiscreteGaussian, Gaussian};
+    let epsilons = [f64::MAX, 1e300, 700.0, 1.0, 1e-300, f64::from_bits(1)];
+    let deltas = [1e-5, 1e-300, f64::from_bits(1), 1.0 - f64::EPSILON / 2.0];
+    let counts = [1u64, 100, 1 << 32, u64::MAX];
+    let mut slowest = (std::time::Duration::ZERO, String::new());
+    let mut check = |name: String, f: &dyn Fn() -> Result<f64, Error>| {
+        let start = Instant::now();
+        let got = f();
+        let elapsed = start.elapsed();
+        if let Ok(v) = got {
+            assert!(v.is_finite() && v >= 0.0, "{name}: Ok({v})");
+        }
+        if elapsed > slowest.0 {
+            slowest = (elapsed, name);
+        }
+    };
+    let laplace = Pld::laplace(1.0, Grid::default()).unwrap();
+    let curve = RdpCurve::gaussian(1.0, 1.0).unwrap();
+    for &e in &epsilons {
+        for &d in &deltas {
+            check(format!("Gaussian::analytic(1, {e:e}, {d:e})"), &|| {
+                Gaussian::analytic(1.0, e, d).map(|g| g.sigma())
+            });
+            check(format!("Gaussian::classical(1, {e:e}, {d:e})"), &|| {
+                Gaussian::classical(1.0, e, d).map(|g| g.sigma())
+            });
+            check(format!("DiscreteGaussian::approximate(1, {e:e}, {d:e})"), &|| {
+                DiscreteGaussian::approximate(1, e, d).map(|g| g.sigma())
+            });
+            check(format!("zcdp::epsilon_tight({e:e}, {d:e})"), &|| {
+                zcdp::epsilon_tight(e, d)
+            });
+            check(format!("zcdp::delta_tight({d:e}, {e:e})"), &|| {
+                zcdp::delta_tight(d, e)
+            });
+            check(format!("zcdp::max_rho({e:e}, {d:e})"), &|| zcdp::max_rho(e, d));
+            check(format!("RdpCurve::epsilon({d:e})"), &|| curve.epsilon(d));
+            check(format!("RdpCurve::delta({e:e})"), &|| curve.delta(e));
+            check(
+                format!("gaussian_epsilon_for_half_width(1, {e:e}, 0.05, {d:e})"),
+                &|| gaussian_epsilon_for_half_width(1.0, e, 0.05, d),
+            );
+            check(format!("Pld::epsilon_for_delta({d:e})"), &|| {
+                laplace.epsilon_for_delta(d)
+            });
+            check(format!("Pld::delta_for_epsilon({e:e})"), &|| {
+                laplace.delta_for_epsilon(e)
+            });
+            for &k in &counts {
+                check(
+                    format!("advanced::max_epsilon_per_step({k}, {e:e}, {d:e})"),
+                    &|| advanced::max_epsilon_per_step(k, e, d),
+                );
+                check(format!("advanced::epsilon({k}, {e:e}, {d:e})"), &|| {
+                    advanced::epsilon(k, e, d)
+                });
+                check(format!("optimal::epsilon({k}, {e:e}, {d:e})"), &|| {
+                    optimal::epsilon(k, e, d)
+                });
+                check(format!("optimal::delta({k}, {e:e}, {e:e})"), &|| {
+                    optimal::delta(k, e, e)
+                });
+                check(
+                    format!("optimal::max_epsilon_per_step({k}, {e:e}, {d:e})"),
+                    &|| optimal::max_epsilon_per_step(k, e, d),
+                );
+                check(format!("zcdp::max_rho_per_step({k}, {e:e}, {d:e})"), &|| {
+                    zcdp::max_rho_per_step(k, e, d)
+                });
+                check(format!("zcdp::max_epsilon_per_step({k}, {e:e}, {d:e})"), &|| {
+                    zcdp::max_epsilon_per_step(k, e, d)
+                });
+                check(format!("sequential::max_epsilon_per_step({k}, {e:e})"), &|| {
+                    sequential::max_epsilon_per_step(k, e)
+                });
+            }
+        }
+    }
+    println!("slowest search: {} in {:?}", slowest.1, slowest.0);
+}
