@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo run --release --example spread`
 
+use dpmech::composition::Charge;
 use dpmech::sensitivity::Neighbouring;
 use dpmech::statistics::{UnitCount, approx_bounds, variance};
 use dpmech::{Accountant, DefaultRng};
@@ -111,29 +112,31 @@ fn main() -> Result<(), dpmech::Error> {
         })
         .collect();
     let per_day = UnitCount::pure(3, Neighbouring::AddRemove, 0.19)?;
-    let noisy = accountant.release(&per_day, &per_day_counts(&pairs, &days, 3)[..], &mut rng)?;
+    // Charged first; `release_groups` bounds each person to 3 of their days by a keyed
+    // random choice (drawn from `rng`), then adds the noise.
+    accountant.spend(Charge::new(per_day.privacy_loss()).labelled("people per day"))?;
+    let noisy = per_day.release_groups(&pairs, &days, &mut rng);
     let width = per_day.confidence_half_width(0.05)?;
     println!("people per day (ε = 0.19, L0 = 3, ±{width} at 95 %):");
-    let raw = per_day_counts(&pairs, &days, u64::MAX);
-    let bounded = per_day_counts(&pairs, &days, 3);
+    let (raw, expected) = per_day_counts(&pairs, &days, 3);
     for (i, day) in days.iter().enumerate() {
         println!(
-            "  {day}: {:>6}   (bounded truth {:>6}, people who visited {:>6})",
-            noisy[i], bounded[i], raw[i]
+            "  {day}: {:>6}   (bounded truth about {:>8.1}, people who visited {:>6})",
+            noisy[i], expected[i], raw[i]
         );
     }
     println!(
-        "  (each person keeps their first 3 days of the week, so late days lose people to bounding:\n   \
-         the DP value estimates the bounded truth; a keyed random choice, as the SQL crate's, spreads the loss)"
+        "  (a person with d > 3 days keeps each with probability 3/d, a keyed random choice as the\n   \
+         SQL crate's: every day loses the same share of its busy visitors, early days are not favoured)"
     );
     println!("spent: {:?}", accountant.spent());
     Ok(())
 }
 
-/// Distinct people per day, each counted in at most `max_groups` of their days (their
-/// first days in the week's order, as `UnitCount::release_groups` keeps the smallest keys
-/// of a key set; here the days are indexed so that order is the week's).
-fn per_day_counts(pairs: &[(u32, &str)], days: &[&str], max_groups: u64) -> Vec<u64> {
+/// Distinct people per day, and the expected count after bounding each person to
+/// `max_groups` of their `d` days by a uniformly random choice (each day kept with
+/// probability `min(1, max_groups/d)`), as `UnitCount::release_groups` does.
+fn per_day_counts(pairs: &[(u32, &str)], days: &[&str], max_groups: u64) -> (Vec<u64>, Vec<f64>) {
     let mut days_of: std::collections::BTreeMap<u32, std::collections::BTreeSet<usize>> = Default::default();
     for (person, day) in pairs {
         if let Some(i) = days.iter().position(|d| d == day) {
@@ -141,13 +144,13 @@ fn per_day_counts(pairs: &[(u32, &str)], days: &[&str], max_groups: u64) -> Vec<
         }
     }
     let mut counts = vec![0u64; days.len()];
+    let mut expected = vec![0f64; days.len()];
     for kept in days_of.values() {
-        for &i in kept
-            .iter()
-            .take(usize::try_from(max_groups).unwrap_or(usize::MAX))
-        {
+        let share = (max_groups as f64 / kept.len() as f64).min(1.0);
+        for &i in kept {
             counts[i] += 1;
+            expected[i] += share;
         }
     }
-    counts
+    (counts, expected)
 }

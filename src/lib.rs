@@ -127,6 +127,7 @@
 //! lib.rs                          this overview, the module tree and the re-exports
 //! error.rs                        Error: the one crate-wide error enum
 //! privacy.rs                      Epsilon, Delta, Rho, PrivacyLoss; round (outward rounding)
+//! privacy/erfc.rs                erfc, for the Gaussian calibrations and PLD builders
 //! rng.rs                          DefaultRng (OS-keyed ChaCha20), the fork-safe thread RNG,
 //!                                 InsecureSimulationRng
 //! sampling/mod.rs                 overview, Rational (noise scales), the cache of tables
@@ -151,7 +152,9 @@
 //! mechanisms/laplace.rs           Laplace on a power-of-two grid
 //! mechanisms/geometric.rs         Geometric (two-sided discrete Laplace on integers), the
 //!                                 discrete Laplace confidence half-width
-//! mechanisms/gaussian.rs          Gaussian (analytic, classical, zCDP); calibrations, erfc
+//! mechanisms/accuracy.rs          helpers of the accuracy statements (shared with statistics)
+//! mechanisms/gaussian/mod.rs      Gaussian (analytic, classical, zCDP) on a grid
+//! mechanisms/gaussian/calibration.rs  its σ calibrations; analytic_gaussian_delta, zcdp_delta
 //! mechanisms/discrete_gaussian.rs DiscreteGaussian, the mechanism on integers
 //! mechanisms/exponential.rs       Exponential and PermuteAndFlip
 //! mechanisms/noisy_max.rs         ReportNoisyMax
@@ -181,7 +184,10 @@
 //! composition/online.rs           OnlineAccountant: one release at a time, refused before
 //!                                 noise (fixed-sequence rule or Rényi filter)
 //! composition/pld/mod.rs          privacy loss distributions: certified numerical composition
-//! composition/pld/build.rs        the worst-case pair of each mechanism, discretised
+//! composition/pld/build/mod.rs    the worst-case pair of each mechanism, discretised: shared parts
+//! composition/pld/build/laplace.rs   Laplace and discrete Laplace builders
+//! composition/pld/build/gaussian.rs  Gaussian and discrete Gaussian builders
+//! composition/pld/build/atoms.rs  randomized response, stated ε or (ε, δ), subsampled atoms
 //! composition/pld/dist.rs         one direction of a discretised PLD and its bounds
 //! composition/pld/fft.rs          convolution with a proven ℓ2 error bound
 //! composition/pld/accountant.rs   a budget over a declared plan, composed by PLD
@@ -202,6 +208,8 @@
 //! statistics/quantile_split.rs    Quantiles: several quantiles by a recursive split
 //! statistics/quantile_contributions.rs  ContributionBoundsSuggester: L0 and L∞ as DP quantiles
 //! audit/mod.rs                    Auditor: the empirical privacy test
+//! audit/ordered.rs                audits of ordered and real outputs (thresholds, intervals)
+//! audit/categorical.rs            audits of categorical outputs, draw counts, float structure
 //! audit/events.rs                 candidate events, split-sample selection, certification
 //! audit/binomial.rs               exact binomial tails, Clopper–Pearson bounds
 //! audit/float_leak.rs             FloatStructure: the low-order bits of an f64 (Mironov 2012)

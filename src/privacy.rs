@@ -11,6 +11,8 @@
 use crate::Error;
 use core::fmt;
 
+pub(crate) mod erfc;
+
 /// Validates ε: finite and strictly positive.
 pub(crate) fn check_epsilon(value: f64) -> Result<f64, Error> {
     if value.is_finite() && value > 0.0 {
@@ -295,6 +297,11 @@ impl Number {
 /// to within 1 ulp on supported targets, so they are nudged two ulps. The direction is
 /// always the *safe* one: a noise scale or a reported loss is rounded up, an allowance
 /// (a per-step ε that may be spent) is rounded down.
+///
+/// These are arithmetic operations, not parameter checks: like `f64`'s own operations
+/// they are total, `±∞` and NaN in give `±∞` and NaN out, and they never return an
+/// error. Every public function of the crate that takes a privacy parameter checks it
+/// (a typed [`Error`]) before any of them sees it.
 pub mod round {
     /// The smallest `f64` strictly above `x` (∞ stays ∞, NaN stays NaN).
     #[inline]

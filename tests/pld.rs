@@ -28,10 +28,10 @@ fn gaussian_k_fold_is_safe_and_within_one_percent() {
             .unwrap();
         for delta in [1e-5, 1e-9] {
             let eps = pld.epsilon_for_delta(delta).unwrap();
-            let exact = smallest(|e| analytic_gaussian_delta(1.0, 1.0, e) <= delta);
+            let exact = smallest(|e| analytic_gaussian_delta(1.0, 1.0, e).unwrap() <= delta);
             println!("{k:5} {delta:6.0e} {eps:9.5} {exact:11.5} {:9.6}", eps / exact);
             assert!(
-                analytic_gaussian_delta(1.0, 1.0, eps) <= delta,
+                analytic_gaussian_delta(1.0, 1.0, eps).unwrap() <= delta,
                 "unsafe: k={k} δ={delta}"
             );
             assert!(eps >= exact * (1.0 - 1e-12));
@@ -395,7 +395,7 @@ fn smallest_noise_answers_the_inverse_question_on_the_safe_side() {
     use dpmech::composition::pld::smallest_noise;
     // 10 Gaussian releases are one of σ/√10: the exact smallest σ is √10 × the
     // one-release analytic σ for (1, 1e-5).
-    let one = smallest(|s| analytic_gaussian_delta(1.0, s, 1.0) <= 1e-5);
+    let one = smallest(|s| analytic_gaussian_delta(1.0, s, 1.0).unwrap() <= 1e-5);
     let sigma = smallest_noise(10, 1.0, 1e-5, |s| Pld::gaussian(s, 1.0, Grid::default())).unwrap();
     let exact = one * 10f64.sqrt();
     println!("smallest σ for 10 Gaussian releases within (1, 1e-5): PLD {sigma:.4}, exact {exact:.4}");
@@ -598,7 +598,7 @@ fn sampled_without_replacement_gaussian_matches_the_amplified_profile() {
     for (sigma, sens, gamma) in [(2.0, 2.0, 0.01), (1.0, 1.0, 0.1), (0.5, 1.0, 0.3)] {
         let one = Pld::sampled_without_replacement_gaussian(sigma, sens, gamma, Grid::default()).unwrap();
         for delta in [1e-3, 1e-5] {
-            let base = smallest(|e| analytic_gaussian_delta(sens, sigma, e) <= delta / gamma);
+            let base = smallest(|e| analytic_gaussian_delta(sens, sigma, e).unwrap() <= delta / gamma);
             let exact = (gamma * base.exp_m1()).ln_1p();
             let eps = one.epsilon_for_delta(delta).unwrap();
             println!(

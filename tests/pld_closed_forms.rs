@@ -288,7 +288,7 @@ fn gaussian_plans_never_above_zcdp_or_rdp_and_never_below_exact() {
     let rho = k as f64 / (2.0 * sigma * sigma);
     for delta in [1e-6, 1e-9, 1e-12] {
         let answer = all.epsilon_certified(delta).unwrap();
-        let exact = smallest(|e| analytic_gaussian_delta(1.0, sigma1, e) <= delta);
+        let exact = smallest(|e| analytic_gaussian_delta(1.0, sigma1, e).unwrap() <= delta);
         let z = zcdp::epsilon_tight(rho * (1.0 + 1e-12), delta).unwrap();
         let r = RdpCurve::gaussian(sigma, 1.0)
             .unwrap()

@@ -323,7 +323,7 @@ fn the_rank_bound_holds_with_the_stated_probability() {
     sorted.sort_by(f64::total_cmp);
     for (q, epsilon) in [(0.5, 0.1), (0.9, 1.0)] {
         let quantile = Quantile::new(&grid, q, epsilon, 1).unwrap();
-        let bound = 1.0 + quantile.rank_error(0.05);
+        let bound = 1.0 + quantile.rank_error(0.05).unwrap();
         let counts = grid.counts(&data);
         let mut rng = ChaCha20Rng::seed_from_u64(9600);
         let target = q * 2000.0;

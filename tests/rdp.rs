@@ -91,7 +91,7 @@ fn gaussian_conversion_is_never_below_exact_and_close_to_tight_zcdp() {
     for (sigma, delta) in [(1.0f64, 1e-5f64), (5.0, 1e-9), (0.5, 1e-6)] {
         let curve = RdpCurve::gaussian(sigma, 1.0).unwrap();
         let (eps, alpha) = curve.epsilon_with_order(delta).unwrap();
-        let exact = smallest(|e| analytic_gaussian_delta(1.0, sigma, e) <= delta);
+        let exact = smallest(|e| analytic_gaussian_delta(1.0, sigma, e).unwrap() <= delta);
         let z = zcdp::epsilon_tight(1.0 / (2.0 * sigma * sigma), delta).unwrap();
         println!(
             "Gaussian σ={sigma} δ={delta:e}: RDP {eps:.5} (α={alpha}), tight zCDP {z:.5}, exact {exact:.5}"

@@ -394,14 +394,16 @@ fn seeds_example_3_1_7_wrong_answer_probability_is_within_the_bound() {
         let wrong = (0..N)
             .filter(|_| mechanism.release(&[0.0, c], &mut rng).unwrap() == 0)
             .count() as u64;
-        let upper = dpmech::audit::clopper_pearson_upper(wrong, N, common::ALPHA);
+        let upper = dpmech::audit::clopper_pearson_upper(wrong, N, common::ALPHA).unwrap();
         println!(
             "Example 3.1.7 (c = {c}, ε = {epsilon}, monotone = {monotone}): wrong {wrong}/{N}, \
              99.9% upper {upper:.5} ≤ bound {bound:.5}"
         );
         assert!(upper <= bound);
         // The corollary's form: t = cε/λ − ln 2 gives the same bound.
-        let gap = mechanism.accuracy_gap(2, c * epsilon / if monotone { 1.0 } else { 2.0 } - 2f64.ln());
+        let gap = mechanism
+            .accuracy_gap(2, c * epsilon / if monotone { 1.0 } else { 2.0 } - 2f64.ln())
+            .unwrap();
         // (plus the score grid g = 2⁻²⁰, the rounding of the scores)
         assert!(
             gap >= c && gap <= c * (1.0 + 1e-9) + mechanism.granularity(),

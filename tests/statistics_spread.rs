@@ -495,6 +495,58 @@ fn zcdp_unit_counts_pass_an_audit_at_their_converted_epsilon() {
     );
 }
 
+/// The two-sided acceptance region `[lo, hi]` of `X ~ Binomial(n, p)` at level `alpha`
+/// (each tail at most `alpha/2`), from the exact tails.
+fn binomial_region(n: u64, p: f64, alpha: f64) -> (u64, u64) {
+    let mean = (n as f64 * p) as u64;
+    let hi = (mean..=n)
+        .find(|&c| dpmech::audit::upper_tail(n, c, p).unwrap() <= alpha / 2.0)
+        .unwrap_or(n + 1);
+    let lo = (0..=mean)
+        .rev()
+        .find(|&c| dpmech::audit::lower_tail(n, c, p).unwrap() <= alpha / 2.0)
+        .map_or(0, |c| c + 1);
+    (lo, hi - 1)
+}
+
+/// Issue 42 §6: a unit in `d > L0` keys keeps each of them with probability `L0/d`
+/// (a keyed random choice), not its `L0` smallest keys. `n` units are each in the same
+/// `d` keys; with `ε = 10⁶` the noise is 0 (except with probability ~e^(−10⁶/6)), so
+/// each cell is `Binomial(n, L0/d)` and every unit counts exactly `L0` times. Each of the
+/// `d` cells of each seed is tested two-sided at `α = ALPHA/(2d)` (exact binomial
+/// tails; by Bonferroni, a correct bounding fails one seed's checks of both populations
+/// with probability at most `ALPHA`), `n = 20 000`, seeds 4201–4203.
+/// Keeping the smallest keys gives cells `n, n, n, 0, …`: far outside every region.
+#[test]
+fn unit_counts_keep_each_key_with_probability_l0_over_d() {
+    let n = 20_000u32;
+    let l0 = 3u64;
+    let exact = UnitCount::pure(l0, Neighbouring::AddRemove, 1e6).unwrap();
+    // Two populations: units in all 10 keys (each kept with probability 3/10), and
+    // units in the last 4 keys listed in reverse order (3/4).
+    let ten: Vec<u32> = (0..10).collect();
+    let four: Vec<u32> = vec![9, 8, 7, 6];
+    for (keys, in_keys) in [(ten.clone(), ten.clone()), (four.clone(), four.clone())] {
+        let d = in_keys.len() as u64;
+        let p = l0 as f64 / d as f64;
+        let (lo, hi) = binomial_region(u64::from(n), p, ALPHA / (2.0 * d as f64));
+        let pairs: Vec<(u32, u32)> = (0..n)
+            .flat_map(|u| in_keys.iter().map(move |&k| (u, k)))
+            .collect();
+        for seed in 4201..=4203 {
+            let cells = exact.release_groups(&pairs, &keys, &mut ChaCha20Rng::seed_from_u64(seed));
+            println!("d = {d}, L0 = {l0}, seed {seed}: cells {cells:?}, region [{lo}, {hi}]");
+            assert_eq!(cells.iter().sum::<i64>(), i64::from(n) * l0 as i64, "{cells:?}");
+            for (k, &c) in cells.iter().enumerate() {
+                assert!(
+                    (lo as i64..=hi as i64).contains(&c),
+                    "key {k}: {c} outside [{lo}, {hi}] (d = {d}, seed {seed})"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn unit_count_noise_has_its_distribution() {
     let mut rng = ChaCha20Rng::seed_from_u64(9300);

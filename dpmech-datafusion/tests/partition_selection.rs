@@ -75,7 +75,7 @@ fn lonely_units_stay_hidden(
         );
     }
     let trials = units as u64 * runs;
-    let upper = clopper_pearson_upper(hits, trials, ALPHA);
+    let upper = clopper_pearson_upper(hits, trials, ALPHA).unwrap();
     println!(
         "{keys} keys per unit, δ = {delta}: some key released for {hits} of {trials} units \
          (frequency {:.2e}, Clopper–Pearson upper bound {upper:.2e}); at most {most} keys of one unit",

@@ -17,6 +17,7 @@
 //!   exact upper bound: the intervals are (very slightly) wider than exact, never
 //!   narrower.
 
+use crate::Error;
 use core::f64::consts::PI;
 
 /// Relative safety margin on the tail probability: a bracket end is only accepted as
@@ -137,8 +138,26 @@ fn downward_sum(n: u64, k: u64, ratio_qp: f64) -> f64 {
 }
 
 /// `Pr[X ≥ k]` for `X ~ Binomial(n, p)`, with relative accuracy about 1e-11 for `n`
-/// up to 10⁷ (`p` outside `[0, 1]` is treated as the nearest end; NaN gives NaN).
-pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
+/// up to 10⁷ and `k ≤ n` (0 for `k > n`).
+///
+/// ```
+/// // Pr[X ≥ 8] for X ~ Binomial(10, 1/2) is 56/1024.
+/// let tail = dpmech::audit::upper_tail(10, 8, 0.5)?;
+/// assert!((tail - 56.0 / 1024.0).abs() < 1e-12);
+/// assert!(dpmech::audit::upper_tail(10, 8, f64::NAN).is_err());
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`p`) unless `0 ≤ p ≤ 1`.
+pub fn upper_tail(n: u64, k: u64, p: f64) -> Result<f64, Error> {
+    Ok(upper_tail_at(n, k, check_probability(p)?))
+}
+
+/// `Pr[X ≥ k]` for `X ~ Binomial(n, p)`, `p` already checked (`p` outside `[0, 1]`
+/// is treated as the nearest end; NaN gives NaN).
+pub(crate) fn upper_tail_at(n: u64, k: u64, p: f64) -> f64 {
     if p.is_nan() {
         return f64::NAN;
     }
@@ -159,8 +178,25 @@ pub fn upper_tail(n: u64, k: u64, p: f64) -> f64 {
 }
 
 /// `Pr[X ≤ k]` for `X ~ Binomial(n, p)`, with relative accuracy about 1e-11 for `n`
-/// up to 10⁷ (`p` outside `[0, 1]` is treated as the nearest end; NaN gives NaN).
-pub fn lower_tail(n: u64, k: u64, p: f64) -> f64 {
+/// up to 10⁷ (1 for `k ≥ n`).
+///
+/// ```
+/// // Pr[X ≤ 2] for X ~ Binomial(10, 1/2) is 56/1024.
+/// let tail = dpmech::audit::lower_tail(10, 2, 0.5)?;
+/// assert!((tail - 56.0 / 1024.0).abs() < 1e-12);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`p`) unless `0 ≤ p ≤ 1`.
+pub fn lower_tail(n: u64, k: u64, p: f64) -> Result<f64, Error> {
+    Ok(lower_tail_at(n, k, check_probability(p)?))
+}
+
+/// `Pr[X ≤ k]` for `X ~ Binomial(n, p)`, `p` already checked (`p` outside `[0, 1]`
+/// is treated as the nearest end; NaN gives NaN).
+pub(crate) fn lower_tail_at(n: u64, k: u64, p: f64) -> f64 {
     if p.is_nan() {
         return f64::NAN;
     }
@@ -209,28 +245,87 @@ fn bisect(safe_is_low: bool, alpha: f64, tail: impl Fn(f64) -> f64) -> f64 {
 /// One-sided Clopper–Pearson **lower** confidence bound on `p` after `k` successes in
 /// `n` trials: with probability at least `1 − α` the true `p` is `≥` the result.
 ///
-/// Rounded to the safe side: the result never exceeds the exact bound. For `k = 0`,
-/// `n = 0` or an `alpha` outside `(0, 1)` the trivial bound 0 is returned.
-pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> f64 {
+/// Rounded to the safe side: the result never exceeds the exact bound. For `k = 0` or
+/// `n = 0` the trivial bound 0 is returned; `k > n` counts as `k = n`.
+///
+/// ```
+/// // 90 successes in 100 trials: p ≥ 0.82 with 99 % confidence.
+/// let lower = dpmech::audit::clopper_pearson_lower(90, 100, 0.01)?;
+/// assert!(lower > 0.80 && lower < 0.83);
+/// assert!(dpmech::audit::clopper_pearson_lower(90, 100, f64::NAN).is_err());
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`alpha`) unless `0 < α < 1`.
+pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> Result<f64, Error> {
+    Ok(clopper_pearson_lower_at(k, n, check_alpha(alpha)?))
+}
+
+/// [`clopper_pearson_lower`] for a checked α (an α outside (0, 1) gives 0).
+pub(crate) fn clopper_pearson_lower_at(k: u64, n: u64, alpha: f64) -> f64 {
     if k == 0 || n == 0 || !(alpha > 0.0 && alpha < 1.0) {
         return 0.0;
     }
     let k = k.min(n);
     // Pr[X ≥ k; p] increases with p: safe points are the low ones.
-    bisect(true, alpha, |p| upper_tail(n, k, p))
+    bisect(true, alpha, |p| upper_tail_at(n, k, p))
 }
 
 /// One-sided Clopper–Pearson **upper** confidence bound on `p` after `k` successes in
 /// `n` trials: with probability at least `1 − α` the true `p` is `≤` the result.
 ///
-/// Rounded to the safe side: the result is never below the exact bound. For `k ≥ n`,
-/// `n = 0` or an `alpha` outside `(0, 1)` the trivial bound 1 is returned.
-pub fn clopper_pearson_upper(k: u64, n: u64, alpha: f64) -> f64 {
+/// Rounded to the safe side: the result is never below the exact bound. For `k ≥ n`
+/// or `n = 0` the trivial bound 1 is returned.
+///
+/// ```
+/// // No success in 1000 trials: p ≤ 0.0046 with 99 % confidence (about ln(100)/1000).
+/// let upper = dpmech::audit::clopper_pearson_upper(0, 1000, 0.01)?;
+/// assert!(upper > 0.0045 && upper < 0.0047);
+/// # Ok::<(), dpmech::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidParameter`] (`alpha`) unless `0 < α < 1`.
+pub fn clopper_pearson_upper(k: u64, n: u64, alpha: f64) -> Result<f64, Error> {
+    Ok(clopper_pearson_upper_at(k, n, check_alpha(alpha)?))
+}
+
+/// [`clopper_pearson_upper`] for a checked α (an α outside (0, 1) gives 1).
+pub(crate) fn clopper_pearson_upper_at(k: u64, n: u64, alpha: f64) -> f64 {
     if n == 0 || k >= n || !(alpha > 0.0 && alpha < 1.0) {
         return 1.0;
     }
     // Pr[X ≤ k; p] decreases with p: safe points are the high ones.
-    bisect(false, alpha, |p| lower_tail(n, k, p))
+    bisect(false, alpha, |p| lower_tail_at(n, k, p))
+}
+
+/// A probability `p ∈ [0, 1]`.
+fn check_probability(p: f64) -> Result<f64, Error> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "p",
+            value: p,
+            reason: "a probability must lie in [0, 1]",
+        })
+    }
+}
+
+/// A confidence parameter `α ∈ (0, 1)`.
+fn check_alpha(alpha: f64) -> Result<f64, Error> {
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(alpha)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "alpha",
+            value: alpha,
+            reason: "alpha must lie in the open interval (0, 1)",
+        })
+    }
 }
 
 #[cfg(test)]
@@ -286,14 +381,14 @@ mod tests {
             for p in [0.5f64, 0.125, 0.002, 0.77, 0.999] {
                 for k in 0..=n {
                     let brute = brute_upper(n, k, p);
-                    let ours = upper_tail(n, k, p);
+                    let ours = upper_tail_at(n, k, p);
                     // Absolute error is what matters where the tail is close to 1.
                     let tol = 1e-12 * brute.max(1e-300) + 1e-15;
                     assert!(
                         (ours - brute).abs() <= tol.max(1e-12 * brute),
                         "P[X>={k}] n={n} p={p}: {ours} vs {brute}"
                     );
-                    let lower = lower_tail(n, k, p);
+                    let lower = lower_tail_at(n, k, p);
                     let brute_lower = 1.0 - brute_upper(n, k + 1, p);
                     assert!((lower - brute_lower).abs() < 1e-12, "P[X<={k}] n={n} p={p}");
                 }
@@ -307,10 +402,10 @@ mod tests {
             let b = Binomial::new(p, n).unwrap();
             let mean = (n as f64 * p) as u64;
             for k in [mean / 2, mean, mean + mean / 10, mean + mean / 3] {
-                let ours = lower_tail(n, k, p);
+                let ours = lower_tail_at(n, k, p);
                 let theirs = b.cdf(k);
                 assert!(rel(ours, theirs) < 1e-9, "n={n} p={p} k={k}: {ours} vs {theirs}");
-                let ours_sf = upper_tail(n, k + 1, p);
+                let ours_sf = upper_tail_at(n, k + 1, p);
                 let theirs_sf = b.sf(k);
                 assert!(
                     rel(ours_sf, theirs_sf) < 1e-8,
@@ -333,7 +428,7 @@ mod tests {
             // A far tail: recurrence sum versus term-by-term sum of direct evaluations.
             let k = (mean + 6.0 * sd) as u64;
             let direct: f64 = (k..=hi).map(|j| ln_pmf(n, j, p).exp()).sum();
-            let ours = upper_tail(n, k, p);
+            let ours = upper_tail_at(n, k, p);
             assert!(rel(ours, direct) < 1e-10, "p={p} k={k}: {ours} vs {direct}");
         }
     }
@@ -350,15 +445,15 @@ mod tests {
             (9_999_990, 10_000_000, 1e-9),
             (123_456, 10_000_000, 1e-9),
         ] {
-            let lo = clopper_pearson_lower(k, n, alpha);
-            let hi = clopper_pearson_upper(k, n, alpha);
+            let lo = clopper_pearson_lower_at(k, n, alpha);
+            let hi = clopper_pearson_upper_at(k, n, alpha);
             assert!(lo <= k as f64 / n as f64 && k as f64 / n as f64 <= hi);
             if k > 0 {
                 // Defining equation, checked independently with brute force at small n.
                 let t = if n <= 100 {
                     brute_upper(n, k, lo)
                 } else {
-                    upper_tail(n, k, lo)
+                    upper_tail_at(n, k, lo)
                 };
                 assert!(t <= alpha, "lower bound too high: tail {t} > {alpha}");
                 assert!(t >= alpha * (1.0 - 1e-5), "lower bound not tight: {t} vs {alpha}");
@@ -367,7 +462,7 @@ mod tests {
                 let t = if n <= 100 {
                     1.0 - brute_upper(n, k + 1, hi)
                 } else {
-                    lower_tail(n, k, hi)
+                    lower_tail_at(n, k, hi)
                 };
                 assert!(
                     t <= alpha * (1.0 + 1e-12),
@@ -378,10 +473,10 @@ mod tests {
         }
         // Closed forms at the extremes: k = 0 gives 1 − α^(1/n), k = n gives α^(1/n).
         let n = 1_000_000u64;
-        let up = clopper_pearson_upper(0, n, 1e-6);
+        let up = clopper_pearson_upper_at(0, n, 1e-6);
         let exact = -(1e-6f64.ln() / n as f64).exp_m1();
         assert!(up >= exact && rel(up, exact) < 1e-6, "{up} vs {exact}");
-        let lo = clopper_pearson_lower(n, n, 1e-6);
+        let lo = clopper_pearson_lower_at(n, n, 1e-6);
         let exact = (1e-6f64.ln() / n as f64).exp();
         assert!(lo <= exact && rel(lo, exact) < 1e-12, "{lo} vs {exact}");
     }
@@ -391,8 +486,8 @@ mod tests {
         // Exact CP bounds are Beta quantiles: lower = B⁻¹(α; k, n−k+1),
         // upper = B⁻¹(1−α; k+1, n−k).
         for (k, n, alpha) in [(3u64, 20u64, 0.05), (40, 200, 0.01), (17, 1000, 1e-3)] {
-            let lo = clopper_pearson_lower(k, n, alpha);
-            let hi = clopper_pearson_upper(k, n, alpha);
+            let lo = clopper_pearson_lower_at(k, n, alpha);
+            let hi = clopper_pearson_upper_at(k, n, alpha);
             let blo = Beta::new(k as f64, (n - k + 1) as f64)
                 .unwrap()
                 .inverse_cdf(alpha);
@@ -416,7 +511,7 @@ mod tests {
             let sd = (mean * (1.0 - p)).sqrt();
             for z in [3.0, 6.0, 8.0] {
                 let k = (mean + z * sd) as u64;
-                let e = rel(upper_tail(n, k + 1, p), b.sf(k));
+                let e = rel(upper_tail_at(n, k + 1, p), b.sf(k));
                 assert!(e < 1e-6, "n={n} p={p} z={z}: {e}");
                 worst = worst.max(e);
             }
@@ -425,22 +520,35 @@ mod tests {
     }
 
     #[test]
-    fn degenerate_arguments_give_trivial_results_not_panics() {
-        assert!(upper_tail(10, 3, f64::NAN).is_nan());
-        assert!(lower_tail(10, 3, f64::NAN).is_nan());
-        assert_eq!(upper_tail(10, 3, -1.0), 0.0);
-        assert_eq!(upper_tail(10, 3, 2.0), 1.0);
-        assert_eq!(upper_tail(10, 11, 0.5), 0.0);
-        assert_eq!(lower_tail(10, 10, 0.5), 1.0);
-        assert_eq!(lower_tail(10, 3, 1.0), 0.0);
-        for bad in [0.0, 1.0, f64::NAN, -3.0] {
-            assert_eq!(clopper_pearson_lower(5, 10, bad), 0.0);
-            assert_eq!(clopper_pearson_upper(5, 10, bad), 1.0);
+    fn degenerate_arguments_give_typed_errors_or_trivial_results_not_panics() {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 2.0] {
+            assert!(matches!(
+                upper_tail(10, 3, bad),
+                Err(Error::InvalidParameter { name: "p", .. })
+            ));
+            assert!(matches!(
+                lower_tail(10, 3, bad),
+                Err(Error::InvalidParameter { name: "p", .. })
+            ));
         }
-        assert_eq!(clopper_pearson_upper(0, 0, 0.1), 1.0);
+        assert_eq!(upper_tail(10, 11, 0.5).unwrap(), 0.0);
+        assert_eq!(lower_tail(10, 10, 0.5).unwrap(), 1.0);
+        assert_eq!(lower_tail(10, 3, 1.0).unwrap(), 0.0);
+        assert_eq!(upper_tail(10, 3, 0.0).unwrap(), 0.0);
+        for bad in [0.0, 1.0, f64::NAN, -3.0, f64::INFINITY] {
+            assert!(matches!(
+                clopper_pearson_lower(5, 10, bad),
+                Err(Error::InvalidParameter { name: "alpha", .. })
+            ));
+            assert!(matches!(
+                clopper_pearson_upper(5, 10, bad),
+                Err(Error::InvalidParameter { name: "alpha", .. })
+            ));
+        }
+        assert_eq!(clopper_pearson_upper(0, 0, 0.1).unwrap(), 1.0);
         assert_eq!(
-            clopper_pearson_lower(20, 10, 0.1),
-            clopper_pearson_lower(10, 10, 0.1)
+            clopper_pearson_lower(20, 10, 0.1).unwrap(),
+            clopper_pearson_lower(10, 10, 0.1).unwrap()
         );
     }
 }

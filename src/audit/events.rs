@@ -17,7 +17,7 @@
 //! a function of the selection half only, searching over many candidates does not
 //! affect the confidence of what is certified.
 
-use super::binomial::{clopper_pearson_lower, clopper_pearson_upper};
+use super::binomial::{clopper_pearson_lower_at, clopper_pearson_upper_at};
 use crate::privacy::round;
 
 /// Which way a privacy-loss bound goes.
@@ -231,8 +231,8 @@ pub(crate) fn certify(sel: &Selected, h: Histograms<'_>, alpha_each: f64, delta:
     let (num, den, n_num, n_den) = h.oriented(sel.direction);
     let count_num = sel.shape.count(num);
     let count_den = sel.shape.count(den);
-    let p_num_lower = clopper_pearson_lower(count_num, n_num, alpha_each);
-    let p_den_upper = clopper_pearson_upper(count_den, n_den, alpha_each);
+    let p_num_lower = clopper_pearson_lower_at(count_num, n_num, alpha_each);
+    let p_den_upper = clopper_pearson_upper_at(count_den, n_den, alpha_each);
     Certified {
         count_num,
         count_den,

@@ -138,9 +138,11 @@
 //! bounds nothing from above: only a FAIL is a statistical proof (of a broken claim).
 
 pub(crate) mod binomial;
+mod categorical;
 mod counting_rng;
 mod events;
 mod float_leak;
+mod ordered;
 mod report;
 
 pub use binomial::{clopper_pearson_lower, clopper_pearson_upper, lower_tail, upper_tail};
@@ -151,17 +153,10 @@ pub use report::{AuditReport, CertifiedEvent, Verdict};
 
 use crate::privacy::{PrivacyLoss, check_delta, check_epsilon};
 use crate::{Error, rng::Rng};
-use core::cmp::Ordering;
 use core::fmt::Debug;
-use core::hash::Hash;
 use events::{Histograms, Selected, Shape};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use std::collections::HashMap;
-
-/// Most distinct integer outcomes kept as individual cells; beyond that, integer
-/// outputs are binned at quantiles like real ones.
-const MAX_INTEGER_CELLS: usize = 256;
 
 /// Most draws per input an audit accepts (10⁸); see the [module docs](self#limits-cost-bounds).
 pub const MAX_SAMPLES: usize = 100_000_000;
@@ -328,261 +323,6 @@ impl Auditor {
         (first, self.samples - first)
     }
 
-    /// Audits a mechanism whose outputs have a total order — integers, indices,
-    /// booleans, tuples, strings: any `Ord + Clone + Debug` type. `on_d` runs it on `D`,
-    /// `on_d_prime` on the neighbouring `D′`. Events are single values (when there are at
-    /// most 256 distinct ones), thresholds `x ≥ a`, intervals `a ≤ x < b` and unions of
-    /// them. Real outputs (`f64` is not `Ord`) go through [`audit_real`](Self::audit_real);
-    /// outputs without a meaningful order through [`audit_categorical`](Self::audit_categorical).
-    ///
-    /// ```
-    /// use dpmech::audit::Auditor;
-    /// use dpmech::RandomizedResponse;
-    /// let rr = RandomizedResponse::new(1.0)?;
-    /// let report = Auditor::new(rr.privacy_loss())?
-    ///     .samples(20_000)
-    ///     .audit(|rng| rr.release(true, rng), |rng| rr.release(false, rng))?;
-    /// assert!(report.passed(), "{report}");
-    /// # Ok::<(), dpmech::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
-    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
-    /// cannot be allocated.
-    pub fn audit<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
-    where
-        T: Ord + Clone + Debug,
-        F: FnMut(&mut ChaCha20Rng) -> T,
-        G: FnMut(&mut ChaCha20Rng) -> T,
-    {
-        self.audit_ordered(
-            "ordered outputs: values, thresholds, intervals",
-            |rng| Ordinal(on_d(rng)),
-            |rng| Ordinal(on_d_prime(rng)),
-        )
-    }
-
-    /// Audits a mechanism with real outputs (quantile bins, thresholds, intervals).
-    /// Outputs are ordered by `f64::total_cmp`, so NaN and ±∞ are ordinary outcomes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
-    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
-    /// cannot be allocated.
-    pub fn audit_real<F, G>(&self, on_d: F, on_d_prime: G) -> Result<AuditReport, Error>
-    where
-        F: FnMut(&mut ChaCha20Rng) -> f64,
-        G: FnMut(&mut ChaCha20Rng) -> f64,
-    {
-        self.audit_ordered(
-            "real outputs: quantile bins, thresholds, intervals",
-            on_d,
-            on_d_prime,
-        )
-    }
-
-    /// Audits a mechanism with categorical outputs of any hashable type: categories,
-    /// `Vec<bool>`, tuples such as `(value, draws)`. Events are single outcomes and
-    /// likelihood-ratio-ranked unions of outcomes.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
-    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
-    /// cannot be allocated.
-    pub fn audit_categorical<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
-    where
-        T: Eq + Hash + Clone + Debug,
-        F: FnMut(&mut ChaCha20Rng) -> T,
-        G: FnMut(&mut ChaCha20Rng) -> T,
-    {
-        self.validate()?;
-        let [mut r_d1, mut r_dp1, mut r_d2, mut r_dp2] = self.streams();
-        let (n1, n2) = self.halves();
-        let mut index: HashMap<T, usize> = HashMap::new();
-        let mut values: Vec<T> = Vec::new();
-        let mut h1: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
-        for (side, (rng, f)) in [
-            (&mut r_d1, &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T),
-            (&mut r_dp1, &mut on_d_prime),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            for _ in 0..n1 {
-                let x = f(rng);
-                let cell = *index.entry(x).or_insert_with_key(|k| {
-                    values.push(k.clone());
-                    values.len() - 1
-                });
-                for h in h1.iter_mut() {
-                    if h.len() < values.len() {
-                        h.resize(values.len(), 0);
-                    }
-                }
-                h1[side][cell] += 1;
-            }
-        }
-        let cells = values.len();
-        let mut h2 = [vec![0u64; cells], vec![0u64; cells]];
-        for (side, (rng, f)) in [
-            (&mut r_d2, &mut on_d as &mut dyn FnMut(&mut ChaCha20Rng) -> T),
-            (&mut r_dp2, &mut on_d_prime),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            for _ in 0..n2 {
-                if let Some(&c) = index.get(&f(rng)) {
-                    h2[side][c] += 1;
-                }
-            }
-        }
-        let describe = |shape: &Shape| {
-            let cells = shape.cells();
-            match cells.as_slice() {
-                [one] => format!("x = {:?}", values[*one]),
-                _ => format!("x ∈ {{{}}}", list(&cells, ", ", |c| format!("{:?}", values[c]))),
-            }
-        };
-        Ok(self.finish(
-            "categorical outputs: outcomes and likelihood-ratio unions",
-            false,
-            &h1,
-            &h2,
-            describe,
-        ))
-    }
-
-    /// Audits `(output, draws)` jointly, where `draws` counts the 64-bit words the
-    /// mechanism drew from its generator (see [`CountingRng`]). The closures receive a
-    /// counting wrapper, which is itself a `CryptoRng`. A FAIL here while the output
-    /// alone passes means the number of draws — hence the running time — leaks.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
-    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
-    /// cannot be allocated.
-    pub fn audit_with_draw_count<T, F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
-    where
-        T: Eq + Hash + Clone + Debug,
-        F: FnMut(&mut CountingRng<&mut ChaCha20Rng>) -> T,
-        G: FnMut(&mut CountingRng<&mut ChaCha20Rng>) -> T,
-    {
-        let mut report = self.audit_categorical(
-            |rng| {
-                let mut counting = CountingRng::new(rng);
-                let out = on_d(&mut counting);
-                (out, counting.draws())
-            },
-            |rng| {
-                let mut counting = CountingRng::new(rng);
-                let out = on_d_prime(&mut counting);
-                (out, counting.draws())
-            },
-        )?;
-        report.test = "(output, random words drawn) jointly";
-        Ok(report)
-    }
-
-    /// The float-leak check (Mironov 2012): audits the [`FloatStructure`] — sign,
-    /// binade and finest power-of-two grid — of real outputs. A mechanism that
-    /// returns exact multiples of a data-independent grid passes whenever it is ε-DP;
-    /// a textbook float sampler whose low-order bits depend on the input fails.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidParameter`] when a setting is out of range (`samples`, `alpha`,
-    /// `events`, `bins`; see [`MAX_SAMPLES`], [`MAX_EVENTS`], [`MAX_BINS`]) or the draws
-    /// cannot be allocated.
-    pub fn audit_float_leak<F, G>(&self, mut on_d: F, mut on_d_prime: G) -> Result<AuditReport, Error>
-    where
-        F: FnMut(&mut ChaCha20Rng) -> f64,
-        G: FnMut(&mut ChaCha20Rng) -> f64,
-    {
-        let mut report = self.audit_categorical(
-            |rng| FloatStructure::of(on_d(rng)),
-            |rng| FloatStructure::of(on_d_prime(rng)),
-        )?;
-        report.test = "float structure (Mironov 2012): sign, binade, finest power-of-two grid";
-        Ok(report)
-    }
-
-    fn audit_ordered<T, F, G>(
-        &self,
-        test: &'static str,
-        mut on_d: F,
-        mut on_d_prime: G,
-    ) -> Result<AuditReport, Error>
-    where
-        T: OrderedOutput,
-        F: FnMut(&mut ChaCha20Rng) -> T,
-        G: FnMut(&mut ChaCha20Rng) -> T,
-    {
-        self.validate()?;
-        let [mut r_d1, mut r_dp1, mut r_d2, mut r_dp2] = self.streams();
-        let (n1, n2) = self.halves();
-        // Reserve the selection half and its pooled copy up front: a typed error, not an
-        // abort, when the memory is not available.
-        let (mut first_d, mut first_dp, mut pooled) = (Vec::new(), Vec::new(), Vec::new());
-        reserve(&mut first_d, n1)?;
-        reserve(&mut first_dp, n1)?;
-        reserve(&mut pooled, 2 * n1)?;
-        first_d.extend((0..n1).map(|_| on_d(&mut r_d1)));
-        first_dp.extend((0..n1).map(|_| on_d_prime(&mut r_dp1)));
-        pooled.extend(first_d.iter().chain(first_dp.iter()).cloned());
-        pooled.sort_by(T::cmp_total);
-        let cuts = choose_cuts(&pooled, self.bins);
-        drop(pooled);
-        let cell_of = |x: &T| cuts.partition_point(|c| T::cmp_total(c, x) != Ordering::Greater);
-        let cells = cuts.len() + 1;
-        let mut h1 = [vec![0u64; cells], vec![0u64; cells]];
-        for x in &first_d {
-            h1[0][cell_of(x)] += 1;
-        }
-        for x in &first_dp {
-            h1[1][cell_of(x)] += 1;
-        }
-        drop((first_d, first_dp));
-        let mut h2 = [vec![0u64; cells], vec![0u64; cells]];
-        for _ in 0..n2 {
-            h2[0][cell_of(&on_d(&mut r_d2))] += 1;
-        }
-        for _ in 0..n2 {
-            h2[1][cell_of(&on_d_prime(&mut r_dp2))] += 1;
-        }
-        let describe_cell = |lo: usize, hi: usize| {
-            let lower = (lo > 0).then(|| &cuts[lo - 1]);
-            let upper = (hi < cuts.len()).then(|| &cuts[hi]);
-            describe_range(lower, upper)
-        };
-        let describe = |shape: &Shape| match *shape {
-            Shape::Range { lo, hi } => describe_cell(lo, hi),
-            Shape::Set(ref v) => {
-                // Merge runs of adjacent cells into one range each.
-                let mut runs: Vec<(usize, usize)> = Vec::new();
-                for &c in v {
-                    match runs.last_mut() {
-                        Some(run) if run.1 + 1 == c => run.1 = c,
-                        _ => runs.push((c, c)),
-                    }
-                }
-                let ids: Vec<usize> = (0..runs.len()).collect();
-                match runs.as_slice() {
-                    [(lo, hi)] => describe_cell(*lo, *hi),
-                    _ => list(&ids, " ∪ ", |i| {
-                        format!("({})", describe_cell(runs[i].0, runs[i].1))
-                    }),
-                }
-            }
-        };
-        Ok(self.finish(test, true, &h1, &h2, describe))
-    }
-
     /// Selects on the first-half histograms, certifies on the second, and reports.
     fn finish(
         &self,
@@ -665,96 +405,10 @@ fn list(items: &[usize], sep: &str, name: impl Fn(usize) -> String) -> String {
     s.join(sep)
 }
 
-/// Cut points on the pooled, sorted first half: every distinct integer value when
-/// there are few; otherwise equal-mass quantiles plus geometrically finer tail
-/// quantiles (levels 2⁻ʲ and 1 − 2⁻ʲ while at least 16 pooled draws lie beyond).
-fn choose_cuts<T: OrderedOutput>(sorted: &[T], bins: usize) -> Vec<T> {
-    let mut cuts: Vec<T> = Vec::new();
-    if T::INTEGER {
-        for x in sorted {
-            if cuts.last().is_none_or(|c| T::cmp_total(c, x) != Ordering::Equal) {
-                cuts.push(x.clone());
-                if cuts.len() > MAX_INTEGER_CELLS {
-                    break;
-                }
-            }
-        }
-        if cuts.len() <= MAX_INTEGER_CELLS {
-            return cuts;
-        }
-        cuts.clear();
-    }
-    let m = sorted.len();
-    if m == 0 {
-        return cuts;
-    }
-    let mut levels: Vec<f64> = (1..bins).map(|j| j as f64 / bins as f64).collect();
-    let mut t = 1.0 / bins as f64;
-    loop {
-        t *= 0.5;
-        if (m as f64) * t < 16.0 {
-            break;
-        }
-        levels.push(t);
-        levels.push(1.0 - t);
-    }
-    levels.sort_by(f64::total_cmp);
-    for level in levels {
-        let idx = ((level * m as f64) as usize).min(m - 1);
-        let x = &sorted[idx];
-        if cuts.last().is_none_or(|c| T::cmp_total(c, x) == Ordering::Less) {
-            cuts.push(x.clone());
-        }
-    }
-    cuts
-}
-
-/// Output types with a total order: any `Ord` type (through [`Ordinal`]) and `f64`
-/// (by `total_cmp`).
-trait OrderedOutput: Clone + Debug {
-    /// Whether distinct values should be kept as cells when there are few.
-    const INTEGER: bool;
-    fn cmp_total(a: &Self, b: &Self) -> Ordering;
-}
-
-/// An output compared by its own `Ord` (the path of [`Auditor::audit`]); displayed as
-/// the value itself.
-#[derive(Clone)]
-struct Ordinal<T>(T);
-
-impl<T: Debug> Debug for Ordinal<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl<T: Ord + Clone + Debug> OrderedOutput for Ordinal<T> {
-    const INTEGER: bool = true;
-    fn cmp_total(a: &Self, b: &Self) -> Ordering {
-        a.0.cmp(&b.0)
-    }
-}
-
-impl OrderedOutput for f64 {
-    const INTEGER: bool = false;
-    fn cmp_total(a: &Self, b: &Self) -> Ordering {
-        a.total_cmp(b)
-    }
-}
-
-/// Describes `{lower ≤ x < upper}` (either side may be open).
-fn describe_range<T: Debug>(lower: Option<&T>, upper: Option<&T>) -> String {
-    match (lower, upper) {
-        (Some(a), Some(b)) => format!("{a:?} ≤ x < {b:?}"),
-        (Some(a), None) => format!("x ≥ {a:?}"),
-        (None, Some(b)) => format!("x < {b:?}"),
-        (None, None) => "any outcome".to_string(),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::float_cmp, reason = "exact values are what these tests check")]
 mod tests {
+    use super::ordered::{Ordinal, choose_cuts};
     use super::*;
 
     #[test]

@@ -250,8 +250,12 @@ impl ClosedForms {
 
     /// The smallest certified ε among the closed forms at `δ ∈ (0, 1)`, with its rule;
     /// `None` when no closed form answers.
-    pub fn epsilon(&self, delta: f64) -> Option<(f64, Bound)> {
-        let d = check_delta(delta).ok()?;
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidDelta`] unless `0 < δ < 1`.
+    pub fn epsilon(&self, delta: f64) -> Result<Option<(f64, Bound)>, Error> {
+        let d = check_delta(delta)?;
         let mut best: Option<(f64, Bound)> = None;
         let mut offer = |e: f64, b: Bound| {
             if e.is_finite() && e >= 0.0 && best.is_none_or(|(x, _)| e < x) {
@@ -283,14 +287,20 @@ impl ClosedForms {
         {
             offer(e, Bound::Rdp);
         }
-        best
+        Ok(best)
     }
 
     /// The smallest certified δ among the closed forms at `ε ≥ 0`, with its rule;
-    /// `None` when no closed form answers below 1.
-    pub fn delta(&self, epsilon: f64) -> Option<(f64, Bound)> {
+    /// `None` when no closed form answers below 1. `ε = +∞` asks for the mass of
+    /// infinite loss (as [`Pld::delta_for_epsilon`](super::pld::Pld::delta_for_epsilon)
+    /// does): only the sequential bound answers it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidEpsilon`] if `epsilon` is NaN or negative.
+    pub fn delta(&self, epsilon: f64) -> Result<Option<(f64, Bound)>, Error> {
         if epsilon.is_nan() || epsilon < 0.0 {
-            return None;
+            return Err(Error::InvalidEpsilon { value: epsilon });
         }
         let mut best: Option<(f64, Bound)> = None;
         let mut offer = |d: f64, b: Bound| {
@@ -304,7 +314,7 @@ impl ClosedForms {
             offer(sd, Bound::Sequential);
         }
         if !epsilon.is_finite() {
-            return best;
+            return Ok(best);
         }
         if let Some(p) = self.pure {
             if p.count <= optimal::MAX_STEPS
@@ -329,6 +339,6 @@ impl ClosedForms {
         {
             offer(d, Bound::Rdp);
         }
-        best
+        Ok(best)
     }
 }

@@ -441,7 +441,7 @@ impl OnlineAccountant {
         match pld {
             Some(p) => p.epsilon_certified(delta),
             None => closed
-                .epsilon(delta)
+                .epsilon(delta)?
                 .map(|(epsilon, bound)| Certified {
                     epsilon,
                     delta,

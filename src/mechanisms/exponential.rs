@@ -309,17 +309,46 @@ impl Exponential {
 
     /// The accuracy bound: with probability at least `1 − e^(−t)` the selected score is
     /// above `OPT − accuracy_gap(n, t)`, where `accuracy_gap = (2Δu/ε)(ln n + t)`
-    /// (`(Δu/ε)(ln n + t)` for monotone utilities), up to the grid rounding `g`.
-    pub fn accuracy_gap(&self, candidates: usize, t: f64) -> f64 {
+    /// (`(Δu/ε)(ln n + t)` for monotone utilities), up to the grid rounding `g`
+    /// (rounded up).
+    ///
+    /// ```
+    /// use dpmech::Exponential;
+    /// let mechanism = Exponential::new(1.0, 1.0)?; // Δu = 1, ε = 1
+    /// // With probability ≥ 1 − e^(−3) the choice among 10 is within 2(ln 10 + 3) of the best.
+    /// let gap = mechanism.accuracy_gap(10, 3.0)?;
+    /// assert!((gap - 2.0 * (10f64.ln() + 3.0)).abs() < 1e-5);
+    /// assert!(mechanism.accuracy_gap(10, f64::NAN).is_err());
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`t`) unless `t` is finite and `≥ 0`;
+    /// [`Error::EmptyInput`] for no candidates; [`Error::Unattainable`] when the gap
+    /// overflows `f64`.
+    pub fn accuracy_gap(&self, candidates: usize, t: f64) -> Result<f64, Error> {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "t",
+                value: t,
+                reason: "the confidence exponent t (level 1 - e^-t) must be finite and >= 0",
+            });
+        }
+        if candidates == 0 {
+            return Err(Error::EmptyInput {
+                what: "the candidates",
+            });
+        }
         let lambda = self.scores.factor();
-        let log_n = round::ln_up(candidates.max(1) as f64);
-        round::add_up(
+        let log_n = round::ln_up(round::u64_up(candidates as u64));
+        super::accuracy::finite_half_width(round::add_up(
             round::mul_up(
                 round::div_up(round::mul_up(lambda, self.sensitivity), self.epsilon),
                 round::add_up(log_n, t),
             ),
             self.scale.grid().granularity(),
-        )
+        ))
     }
 
     /// The declared monotonicity of the scores.

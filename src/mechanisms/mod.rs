@@ -30,14 +30,16 @@
 //! | `mechanism.rs` | the [`Mechanism`] trait and its implementations for every mechanism |
 //! | `laplace.rs` | [`Laplace`] on a power-of-two grid |
 //! | `geometric.rs` | [`Geometric`], two-sided discrete Laplace noise on integers |
-//! | `gaussian.rs` | [`Gaussian`] (analytic, classical, zCDP) on a grid; the calibrations and `erfc` |
+//! | `gaussian/` | [`Gaussian`] (analytic, classical, zCDP) on a grid; its calibrations |
 //! | `discrete_gaussian.rs` | [`DiscreteGaussian`], the mechanism on integers |
+//! | `accuracy.rs` | helpers of the accuracy statements, shared with `statistics::accuracy` |
 //! | `exponential.rs` | [`Exponential`] and [`PermuteAndFlip`] |
 //! | `noisy_max.rs` | [`ReportNoisyMax`] |
 //! | `randomized_response.rs` | [`RandomizedResponse`] and [`KaryRandomizedResponse`] |
 //! | `monotonicity.rs` | [`Monotonicity`]: the caller's promise of monotone scores or queries, which halves the noise |
 //! | `svt/` | the sparse vector family: [`AboveThreshold`], [`Sparse`], [`NumericSparse`], [`StandardSvt`] |
 
+pub(crate) mod accuracy;
 mod discrete_gaussian;
 mod exponential;
 mod gaussian;
@@ -48,8 +50,6 @@ mod monotonicity;
 mod noisy_max;
 mod randomized_response;
 pub mod svt;
-
-pub(crate) use gaussian::erfc;
 
 pub use discrete_gaussian::DiscreteGaussian;
 pub use exponential::{Exponential, PermuteAndFlip};

@@ -10,6 +10,7 @@
 //! as `+∞`.
 
 use crate::Error;
+use crate::mechanisms::accuracy::{finite_half_width, ln_ratio_up};
 use crate::mechanisms::check_beta;
 use crate::privacy::{check_epsilon, check_sensitivity, round};
 
@@ -21,24 +22,6 @@ fn check_positive(name: &'static str, value: f64) -> Result<f64, Error> {
             name,
             value,
             reason: "must be finite and > 0",
-        })
-    }
-}
-
-/// An upper bound on `ln(c/β)` for `c ≥ 1` and `β ∈ (0, 1)`, finite even when `c/β`
-/// overflows (`β` subnormal): `ln c − ln β`, each logarithm rounded outward.
-pub(crate) fn ln_ratio_up(c: f64, beta: f64) -> f64 {
-    round::add_up(round::ln_up(c), -round::ln_down(beta)).max(0.0)
-}
-
-/// `width` if it is a finite `f64`, else a typed error (a promised half-width of `+∞`
-/// promises nothing).
-pub(crate) fn finite_half_width(width: f64) -> Result<f64, Error> {
-    if width.is_finite() {
-        Ok(width)
-    } else {
-        Err(Error::Unattainable {
-            what: "the half-width overflows f64 at this scale and confidence level: use a smaller scale",
         })
     }
 }

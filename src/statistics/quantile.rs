@@ -79,6 +79,7 @@
 
 use super::quantile_grid::QuantileGrid;
 use crate::mechanisms::PermuteAndFlip;
+use crate::mechanisms::accuracy::{finite_half_width, ln_ratio_up};
 use crate::privacy::{PrivacyLoss, check_epsilon, round};
 use crate::sensitivity::Neighbouring;
 use crate::{CryptoRng, Error, Mechanism};
@@ -187,12 +188,14 @@ impl RankSelector {
         self.selector.release(&scores, rng).unwrap_or(0)
     }
 
-    /// `r(β) = 2(Δu + g)/ε·ln(K/β) + g` for `K` candidates, rounded up.
-    fn rank_error(&self, epsilon: f64, candidates: usize, beta: f64) -> f64 {
+    /// `r(β) = 2(Δu + g)/ε·ln(K/β) + g` for `K` candidates, rounded up; a typed error
+    /// for β outside (0, 1) or a bound beyond `f64`.
+    fn rank_error(&self, epsilon: f64, candidates: usize, beta: f64) -> Result<f64, Error> {
+        let beta = crate::mechanisms::check_beta(beta)?;
         let g = self.selector.granularity();
-        let log = round::ln_up(round::div_up(candidates as f64, beta));
+        let log = ln_ratio_up(round::u64_up(candidates as u64), beta);
         let scale = round::div_up(round::mul_up(2.0, round::add_up(self.sensitivity, g)), epsilon);
-        round::add_up(round::mul_up(scale, log), g)
+        finite_half_width(round::add_up(round::mul_up(scale, log), g))
     }
 }
 
@@ -336,7 +339,12 @@ impl Quantile {
 
     /// `r(β)`: with probability `≥ 1 − β` the released edge's rank is within
     /// `OPT + r(β)` of `q̃n` (see the [module docs](self#error)).
-    pub fn rank_error(&self, beta: f64) -> f64 {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidParameter`] (`beta`) unless `0 < β < 1`; [`Error::Unattainable`]
+    /// when the bound overflows `f64`.
+    pub fn rank_error(&self, beta: f64) -> Result<f64, Error> {
         self.selector.rank_error(self.epsilon, self.grid.bins() + 1, beta)
     }
 

@@ -5,8 +5,10 @@ use crate::mechanisms::Mechanism;
 use crate::privacy::{PrivacyLoss, check_epsilon, check_rho, round};
 use crate::sensitivity::Neighbouring;
 use crate::{CryptoRng, DiscreteGaussian, Error, Geometric};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::Hash;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// A private count of distinct privacy units per group.
 ///
@@ -37,7 +39,7 @@ use std::hash::Hash;
 /// let visits = [(1, "mon"), (1, "mon"), (1, "tue"), (2, "tue"), (3, "wed"), (1, "wed")];
 /// let per_day = UnitCount::pure(2, Neighbouring::AddRemove, 1.0)?;
 /// let noisy = per_day.release_groups(&visits, &["mon", "tue", "wed"], &mut ChaCha20Rng::seed_from_u64(1));
-/// assert_eq!(noisy.len(), 3); // user 1 counts on "mon" and "tue" only (its 2 smallest keys)
+/// assert_eq!(noisy.len(), 3); // user 1 counts on 2 of its 3 days, chosen at random
 /// # Ok::<(), dpmech::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -130,29 +132,42 @@ impl UnitCount {
 
     /// A grouped release from `(unit, group)` pairs over the public `keys` (one noisy
     /// count per key, in that order; pairs whose group is not a key are dropped).
-    /// Bounding, a data-independent per-unit rule: each unit keeps its `L0` **smallest**
-    /// keys (by `Ord`) among those it appears in, and counts once in each. Deterministic,
-    /// hence biased toward small keys when units exceed `L0`; an engine may bound with a
-    /// keyed random order instead and call [`release_slice`](Self::release_slice).
-    /// Never refused.
+    ///
+    /// Bounding, a data-independent per-unit rule: a unit in at most `L0` keys counts
+    /// once in each; a unit in `d > L0` keys keeps the `L0` of them with the smallest
+    /// **keyed random ranks** and counts once in each, so each of its keys is kept with
+    /// probability `L0/d`, whatever the keys' order (no bias toward small keys). The
+    /// rank of a (unit, key) pair is a pseudo-random function of the unit and the key's
+    /// position under a fresh key drawn from `rng` for this release (ChaCha20's block
+    /// at stream = the unit's keyed fingerprint, counter = the key's position), as the
+    /// SQL crate's bounding ranks pairs under a key derived from its release key. The
+    /// key takes the first 48 bytes drawn, whatever the data; then the noise. Never
+    /// refused.
     pub fn release_groups<U, G, R>(&self, pairs: &[(U, G)], keys: &[G], rng: &mut R) -> Vec<i64>
     where
         U: Hash + Eq,
         G: Ord,
         R: CryptoRng + ?Sized,
     {
+        let order = BoundingOrder::draw(rng);
         let index: BTreeMap<&G, usize> = keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
-        let mut groups_of: HashMap<&U, BTreeMap<&G, usize>> = HashMap::new();
+        let mut groups_of: HashMap<&U, BTreeSet<usize>> = HashMap::new();
         for (unit, group) in pairs {
-            if let Some((key, &i)) = index.get_key_value(group) {
-                groups_of.entry(unit).or_default().insert(*key, i);
+            if let Some(&i) = index.get(group) {
+                groups_of.entry(unit).or_default().insert(i);
             }
         }
         let mut cells = vec![0u64; keys.len()];
         let keep = usize::try_from(self.max_groups).unwrap_or(usize::MAX);
-        for groups in groups_of.values() {
-            for &i in groups.values().take(keep) {
-                cells[i] = cells[i].saturating_add(1);
+        for (unit, groups) in &groups_of {
+            if groups.len() <= keep {
+                for &i in groups {
+                    cells[i] = cells[i].saturating_add(1);
+                }
+            } else {
+                for i in order.keep(*unit, groups, keep) {
+                    cells[i] = cells[i].saturating_add(1);
+                }
             }
         }
         self.release_slice(&cells, rng)
@@ -227,6 +242,47 @@ impl<'a> Mechanism<&'a [u64]> for UnitCount {
     }
 }
 
+/// The keyed random order of one grouped release's bounding: a 256-bit ChaCha20 key and
+/// a 128-bit fingerprint key, drawn from the release's generator.
+struct BoundingOrder {
+    stream_key: [u8; 32],
+    fingerprint_key: [u8; 16],
+}
+
+impl BoundingOrder {
+    /// A fresh order: 48 bytes from `rng`.
+    fn draw<R: CryptoRng + ?Sized>(rng: &mut R) -> Self {
+        let mut order = BoundingOrder {
+            stream_key: [0; 32],
+            fingerprint_key: [0; 16],
+        };
+        rng.fill_bytes(&mut order.stream_key);
+        rng.fill_bytes(&mut order.fingerprint_key);
+        order
+    }
+
+    /// The `keep` positions of `groups` with the smallest ranks `PRF(fingerprint(unit),
+    /// position)`: the first word of ChaCha20's block `position` on the stream
+    /// `fingerprint(unit)` (a 64-bit SipHash of the secret fingerprint key and the unit),
+    /// ties (probability about 2⁻⁶⁴ per pair) broken by position.
+    fn keep<U: Hash>(&self, unit: &U, groups: &BTreeSet<usize>, keep: usize) -> impl Iterator<Item = usize> {
+        let mut hasher = DefaultHasher::new();
+        hasher.write(&self.fingerprint_key);
+        unit.hash(&mut hasher);
+        let mut stream = ChaCha20Rng::from_seed(self.stream_key);
+        stream.set_stream(hasher.finish());
+        let mut ranked: Vec<(u64, usize)> = groups
+            .iter()
+            .map(|&i| {
+                stream.set_word_pos(16 * i as u128);
+                (stream.next_u64(), i)
+            })
+            .collect();
+        ranked.sort_unstable();
+        ranked.into_iter().take(keep).map(|(_, i)| i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,8 +304,11 @@ mod tests {
         ];
         let mut rng = ChaCha20Rng::seed_from_u64(1);
         let keys = ["mon", "tue", "wed", "thu"];
-        // Unit 1 keeps its two smallest keys, "mon" and "tue".
-        assert_eq!(exact.release_groups(&visits, &keys, &mut rng), [1, 2, 1, 0]);
+        // Unit 1 keeps two of "mon", "tue", "wed"; units 2 and 3 keep theirs.
+        let cells = exact.release_groups(&visits, &keys, &mut rng);
+        assert_eq!(cells.iter().sum::<i64>(), 4, "{cells:?}");
+        assert!(cells[0] <= 1 && (1..=2).contains(&cells[1]) && (1..=2).contains(&cells[2]));
+        assert_eq!(cells[3], 0);
         assert_eq!(exact.release(&[7, 7, 8, 7], &mut rng), 2);
         let empty: [(u8, &str); 0] = [];
         assert_eq!(exact.release_groups(&empty, &keys, &mut rng), [0, 0, 0, 0]);

@@ -431,7 +431,7 @@ impl Pld {
             delta: pld,
             bound: Bound::Pld,
         };
-        if let Some((d, bound)) = self.closed.delta(epsilon)
+        if let Some((d, bound)) = self.closed.delta(epsilon)?
             && d < pld
         {
             best.delta = d;
@@ -509,7 +509,7 @@ impl Pld {
     pub fn epsilon_certified(&self, delta: f64) -> Result<Certified, Error> {
         let delta = crate::privacy::check_delta(delta)?;
         let pld = self.pld_epsilon_for_delta(delta);
-        let closed = self.closed.epsilon(delta);
+        let closed = self.closed.epsilon(delta)?;
         match (pld, closed) {
             (Ok(p), Some((c, bound))) if c < p => Ok(Certified {
                 epsilon: c,
@@ -566,18 +566,27 @@ impl Pld {
 /// The inverse question: the smallest noise parameter `σ` (to a relative 10⁻³) for
 /// which `k` releases of `mechanism(σ)` are `(ε, δ)`-DP by the certified PLD — e.g. the
 /// noise multiplier of DP-SGD. The returned `σ` itself is certified to fit; larger
-/// noise must make the mechanism more private (monotone in `σ`). A typed error if even
-/// `σ = 10⁶` does not fit.
+/// noise must make the mechanism more private (monotone in `σ`).
 ///
-/// Cost: at most 32 calls of `mechanism` and of [`Pld::self_compose`]`(k)` (up to 21
-/// doublings or 10 halvings of σ, then 10 bisection steps); `k` above
-/// [`MAX_SELF_COMPOSITIONS`] (or 0) is refused before the first.
+/// `σ` is searched in `[2⁻¹⁰, 2²⁰]`: a typed error if even `σ = 10⁶` does not fit;
+/// if the floor `2⁻¹⁰` already fits it is returned as is (a smaller σ may fit too: the
+/// search does not go below it). A target ε above 700 is refused: the PLD builders
+/// refuse such an ε too (`e^ε` overflows `f64`), every σ of the range would fit any
+/// mechanism whose loss stays finite, and the answer would be the search's floor, not
+/// a property of the mechanism.
+///
+/// Cost: at most 31 calls of `mechanism` and of [`Pld::self_compose`]`(k)` (up to 21
+/// doublings of σ then 10 bisection steps, or up to 10 halvings then 10 bisection steps,
+/// or 11 calls when the floor fits); `k` above [`MAX_SELF_COMPOSITIONS`] (or 0) and ε
+/// above 700 are refused before the first.
 ///
 /// ```
 /// use dpmech::composition::pld::{Grid, Pld, smallest_noise};
 /// // 100 Gaussian releases within (1, 1e-5): σ ≈ 10 × the one-release analytic σ (3.73).
 /// let sigma = smallest_noise(100, 1.0, 1e-5, |s| Pld::gaussian(s, 1.0, Grid::default()))?;
 /// assert!(sigma > 37.3 && sigma < 37.3 * 1.01);
+/// // An ε that is no privacy guarantee is refused before any PLD is built.
+/// assert!(smallest_noise(100, 1e300, 1e-5, |s| Pld::gaussian(s, 1.0, Grid::default())).is_err());
 /// # Ok::<(), dpmech::Error>(())
 /// ```
 ///
@@ -585,6 +594,7 @@ impl Pld {
 ///
 /// * [`Error::InvalidParameter`] (`k`) if `k = 0` or `k > MAX_SELF_COMPOSITIONS`;
 /// * [`Error::InvalidEpsilon`] if `epsilon` is not finite and positive;
+///   [`Error::InvalidParameter`] (`epsilon`) if it is above 700;
 ///   [`Error::InvalidDelta`] if `delta` is not in (0, 1);
 /// * any error `mechanism` returns for a σ tried;
 /// * [`Error::Unattainable`] if even σ = 10⁶ does not fit.
@@ -594,6 +604,14 @@ where
 {
     check_count(k)?;
     let epsilon = crate::privacy::check_epsilon(epsilon)?;
+    if epsilon > MAX_TARGET_EPSILON {
+        return Err(Error::InvalidParameter {
+            name: "epsilon",
+            value: epsilon,
+            reason: "smallest_noise answers targets epsilon <= 700, as the PLD builders: beyond, \
+                     e^epsilon overflows and every noise of the search range fits",
+        });
+    }
     let delta = crate::privacy::check_delta(delta)?;
     let fits = |sigma: f64| -> Result<bool, Error> {
         let pld = mechanism(sigma)?.self_compose(k)?;
@@ -605,8 +623,15 @@ where
     };
     let (mut lo, mut hi) = (1.0f64, 1.0f64);
     if fits(hi)? {
-        while lo > 1e-3 && fits(lo / 2.0)? {
+        while lo > SIGMA_FLOOR {
+            if !fits(lo / 2.0)? {
+                break;
+            }
             lo /= 2.0;
+        }
+        if lo <= SIGMA_FLOOR {
+            // The floor fits: returned as is (see the docs), without bisecting below it.
+            return Ok(lo);
         }
         hi = lo;
         lo /= 2.0;
@@ -631,6 +656,12 @@ where
     }
     Ok(hi)
 }
+
+/// The largest target ε of [`smallest_noise`] (that of the PLD builders).
+const MAX_TARGET_EPSILON: f64 = 700.0;
+
+/// The smallest σ [`smallest_noise`] tries, `2⁻¹⁰`.
+const SIGMA_FLOOR: f64 = 1.0 / 1024.0;
 
 /// A composition count in `1..=MAX_SELF_COMPOSITIONS`.
 fn check_count(k: u64) -> Result<u64, Error> {
