@@ -13,6 +13,7 @@ mod draw_independence;
 mod gaussian;
 mod laplace_geometric;
 mod mechanism_trait;
+mod no_nan;
 mod online_accountant;
 mod parallel_composition;
 mod pld;
