@@ -6,7 +6,6 @@ use dpmech::{
     DiscreteGaussian, Error, Exponential, Gaussian, KaryRandomizedResponse, PermuteAndFlip,
     RandomizedResponse, ReportNoisyMax,
 };
-use crate::common;
 
 use crate::common::any_float;
 use proptest::prelude::*;

@@ -3,7 +3,6 @@
 //! the mechanism's grid.
 
 use dpmech::{Error, Geometric, Laplace};
-use crate::common;
 
 use crate::common::any_float;
 use proptest::prelude::*;
