@@ -178,11 +178,6 @@ struct Samples<'a>(&'a mut [i128]);
 
 impl BatchSink for Samples<'_> {
     #[inline(always)]
-    fn narrow(&mut self, i: usize, z: i64) {
-        self.0[i] = i128::from(z);
-    }
-
-    #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
         self.0[i] = z;
     }

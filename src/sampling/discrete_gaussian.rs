@@ -380,7 +380,7 @@ fn rate(num: u128, den: u64) -> (u64, u32) {
 /// (the remainder stays below `d`, so doubling it never overflows). About a nanosecond
 /// per bit: the per-σ constants of the samplers in a fraction of a microsecond, where
 /// the general big-integer division took tens.
-fn div_shifted(a: u128, shift: u32, d: u128) -> (u128, u128) {
+pub(super) fn div_shifted(a: u128, shift: u32, d: u128) -> (u128, u128) {
     debug_assert!((1..1 << 127).contains(&d));
     let (mut q, mut rem) = (a / d, a % d);
     for _ in 0..shift {

@@ -3,7 +3,7 @@
 //! path and exact comparisons of a lazy uniform for the rest.
 
 use super::bigint::Big;
-use super::guide::{Guide, GuideView};
+use super::guide::Guide;
 use super::interval::{Interval, exp_neg};
 use super::lazy_uniform::LazyUniform;
 use super::threshold::{CONSTRUCTION_BITS, Threshold, Thresholds, Weights};
@@ -155,13 +155,6 @@ impl Cdt {
         } else {
             Err(certain as u64)
         }
-    }
-
-    /// The guide table's arrays for a batch of [`GuideView::locate`] look-ups, when the
-    /// table has a guide.
-    #[inline]
-    pub(crate) fn guide_view(&self) -> Option<GuideView<'_>> {
-        self.guide.as_ref().map(Guide::view)
     }
 
     /// Whether `u`, of which `certain` thresholds are certainly above, decides the table:
