@@ -97,7 +97,7 @@ impl Rate {
         }
         let bits = |x: u128| 128 - x.leading_zeros() as i32;
         // n/d ∈ (2^(bn − bd − 1), 2^(bn − bd + 1)): with s = 63 + bd − bn the quotient is
-        // in (2⁶², 2⁶⁴); one more bit when it is below 2⁶³.
+        // in (2⁶², 2⁶⁴).
         let quotient = |s: i32| -> u128 {
             if s >= 0 {
                 div_shifted(n, s as u32, d).0
@@ -106,11 +106,11 @@ impl Rate {
                 (n >> s.unsigned_abs()) / d
             }
         };
-        let s = 63 + bits(d) - bits(n);
-        let (q, s) = match quotient(s) {
-            q if q >= 1 << 63 => (q, s),
-            _ => (quotient(s + 1), s + 1),
-        };
+        // One division at s + 1: a quotient in (2⁶³, 2⁶⁵), halved (⌊⌊x⌋/2⌋ = ⌊x/2⌋)
+        // when it is 2⁶⁴ or more.
+        let s = 64 + bits(d) - bits(n);
+        let q = quotient(s);
+        let (q, s) = if q >= 1 << 64 { (q >> 1, s - 1) } else { (q, s) };
         debug_assert!((1 << 63..1 << 64).contains(&q));
         Self {
             q: q as u64,
