@@ -88,7 +88,9 @@
 //! Construction: the rung (a few integer operations), two rates (binary long division,
 //! about 200 steps in all) and, the first time a rung is used in a process, its table
 //! (at most 2797 certified thresholds, about a millisecond; at most `2·129` tables, so
-//! memory is bounded whatever the number of distinct scales). A trial: one guide-table
+//! memory is bounded whatever the number of distinct scales: 10.9 MB with every table
+//! of both kinds built, 1.3 MB for the 16 one-sided rungs that serve every `τ > 64`,
+//! measured in the tests). A trial: one guide-table
 //! look-up, two 64×64-bit products for the exponent, nine table reads and eight products
 //! for the certified `exp`, one comparison.
 

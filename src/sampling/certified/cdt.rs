@@ -250,6 +250,11 @@ pub(crate) mod probe {
         table.thresholds.exact_less(&mut lazy, c, bits)
     }
 
+    /// The bytes of the table's arrays: bounds and guide (the memory bound's test).
+    pub(crate) fn heap_bytes(table: &Cdt) -> usize {
+        8 * (table.lo.len() + table.hi.len()) + table.guide.as_ref().map_or(0, |g| g.heap_bytes())
+    }
+
     /// Whether the certain count comes from a guide table.
     pub(crate) fn is_guided(table: &Cdt) -> bool {
         table.guide.is_some()

@@ -160,6 +160,17 @@ fn ladder_tables_satisfy_the_fallback_bound_premises() {
         }
     }
     assert!(ladder::tables_built() <= 2 * RUNGS as u64);
+    // The memory bound: every table of the ladder, both kinds, built.
+    let bytes = |two_sided: bool, rungs: std::ops::Range<usize>| -> usize {
+        rungs.map(|k| probe::heap_bytes(rung_table(k, two_sided))).sum()
+    };
+    let (two, one) = (bytes(true, 0..RUNGS), bytes(false, 0..RUNGS));
+    let blocks = bytes(false, 113..RUNGS); // q̂ ∈ (32, 64]: every scale above 64
+    println!("ladder memory: two-sided {two} B, one-sided {one} B, blocks (τ > 64) {blocks} B");
+    assert!(
+        two + one <= 12 << 20 && blocks <= 2 << 20,
+        "{two} + {one}, {blocks}"
+    );
 }
 
 /// The band of `V` is at most 201 words wide for every exponent bracket the trials
