@@ -101,6 +101,7 @@ mod tests;
 use super::{BitSource, Rational};
 use ladder::{SPARE_BITS, Scaled, TWO_WORD_MAX_BITS, UNIFORM_MIN_BITS};
 use rand_core::CryptoRng;
+use std::sync::Arc;
 
 /// Exact sampler of the discrete Laplace distribution with rational scale `τ = num/den`
 /// (any `num, den ≥ 1`, so `2⁻⁶⁴ < τ < 2⁶⁴`):
@@ -130,7 +131,8 @@ use rand_core::CryptoRng;
 #[derive(Clone)]
 pub struct DiscreteLaplace {
     scale: Rational,
-    law: Scaled,
+    /// Shared, so that the mechanisms holding a sampler stay small (one pointer).
+    law: Arc<Scaled>,
 }
 
 impl core::fmt::Debug for DiscreteLaplace {
@@ -179,7 +181,7 @@ impl DiscreteLaplace {
     pub fn new(scale: Rational) -> Self {
         Self {
             scale,
-            law: Scaled::new(scale, true),
+            law: Arc::new(Scaled::new(scale, true)),
         }
     }
 
@@ -188,7 +190,7 @@ impl DiscreteLaplace {
     pub(crate) fn one_sided(scale: Rational) -> Self {
         Self {
             scale,
-            law: Scaled::new(scale, false),
+            law: Arc::new(Scaled::new(scale, false)),
         }
     }
 
@@ -277,7 +279,7 @@ impl DiscreteLaplace {
     /// the magnitude (`c`, or `G = J·M + R`), all fixed words drawn first.
     #[inline(always)]
     pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, bool, u128) {
-        let law = &self.law;
+        let law = &*self.law;
         let m = law.block_bits;
         let first = bits.word();
         let second = if law.words >= 2 { bits.word() } else { 0 };

@@ -461,5 +461,5 @@ fn new_scales_reuse_the_ladder() {
         assert_eq!(a, b);
     }
     assert_eq!(ladder::tables_built(), before);
-    assert!(!warm.is_empty() && u64::from(RUNG_DEN) == 64);
+    assert!(!warm.is_empty() && RUNG_DEN == 64);
 }
