@@ -9,6 +9,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dpmech::sampling::{BitSource, DiscreteGaussianSampler, DiscreteLaplace, Rational};
+use dpmech::sensitivity::Neighbouring;
+use dpmech::statistics::{Bounds, ClampedSum, Mean, MeanMethod};
 use dpmech::{
     AboveThreshold, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse, Laplace,
     Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse, StandardSvt,
@@ -441,6 +443,20 @@ fn construction_new_parameters(c: &mut Criterion) {
     fresh(&mut group, "StandardSvt::new", || {
         let (delta, epsilon) = p.pure();
         black_box(StandardSvt::new(10.0, delta, epsilon, epsilon, 5, Monotonicity::General).unwrap());
+    });
+    // The statistics releases built on them (bounds log-uniform up to [−100, 100]).
+    let records: Vec<f64> = (0..100).map(|i| f64::from(i % 17)).collect();
+    fresh(&mut group, "statistics::ClampedSum::new+release_100", || {
+        let (width, epsilon) = p.pure();
+        let bounds = Bounds::new(-width, width).unwrap();
+        let sum = ClampedSum::new(bounds, Neighbouring::AddRemove, epsilon).unwrap();
+        black_box(sum.release(&records, &mut rng));
+    });
+    fresh(&mut group, "statistics::Mean::new+release_100", || {
+        let (width, epsilon) = p.pure();
+        let bounds = Bounds::new(-width, width).unwrap();
+        let mean = Mean::new(bounds, MeanMethod::NoisySumOverNoisyCount, epsilon).unwrap();
+        black_box(mean.release(&records, &mut rng));
     });
     fresh(&mut group, "RandomizedResponse::new+release", || {
         let epsilon = p.log_uniform(0.05, 5.0);

@@ -48,10 +48,11 @@
 //! and since `2^(63−s) ≤ n/d` each term is within `x·n/d + 1` of its exact value, so
 //! `e ≤ 2⁶³·E < e + E + 2 < e + 68` below the cap `2⁶³·E < 2⁶⁹` (above, `exp(−E) < 2⁻⁹²`
 //! and the bracket is `[2⁶⁹, 2⁶⁹]`). The certified 64-bit `exp` of `fixed_exp` (shared
-//! tables, constant work) turns the bracket into a band of at most `64 + 2·68 + 1 = 201`
-//! values of `V` that it does not decide; `V` outside it is decided by one integer
-//! comparison, inside it by exact comparisons of `V`, extended with further words,
-//! with enclosures of `exp(−E)` for the exact `E`.
+//! tables, constant work: a lower bound `lo` of `2⁶⁴·exp(−e/2⁶³)` from six table
+//! factors, `≤ lo + W′`, `W′ ≤ 64`) turns the bracket into a band `[lo − 2·68, lo + W′)`
+//! of at most 200 values of `V` that it does not decide (`exp(−68/2⁶³) ≥ 1 − 68/2⁶³`);
+//! `V` outside it is decided by one integer comparison, inside it by exact comparisons
+//! of `V`, extended with further words, with enclosures of `exp(−E)` for the exact `E`.
 //!
 //! The tables hold **certified** 64-bit bounds of the thresholds, computed once per rung
 //! with integer interval arithmetic (192 fractional bits, outward rounding); a word
@@ -78,7 +79,7 @@
 //! undecided (asserted in tests). The two-sided table (63-bit words) has at most
 //! `⌈63·ln 2·64⌉ + 1 = 2797` entries, the one-sided (54-bit words) at most
 //! `⌈54·ln 2·64⌉ + 1 = 2397`; `V`, known to `ℓ ≥ 42` bits, is undecided with probability
-//! at most `(201 + 2^(65−ℓ))/2⁶⁴ ≤ 2⁻⁴⁰·⁹⁹⁹`. So a trial falls back with probability
+//! at most `(200 + 2^(65−ℓ))/2⁶⁴ ≤ 2⁻⁴⁰·⁹⁹⁹`. So a trial falls back with probability
 //! below `2·2797/2⁶³ + 2⁻⁵⁵ < 2⁻⁵⁰` for `M = 1`, and below
 //! `2·2397/2⁵⁴ + 2⁻⁴⁰·⁹⁹⁹ < 2⁻⁴⁰·³²` for `M ≥ 2`; a sample, with `E[N] < 1.09`, below
 //! `2⁻⁴⁰·²` at every scale (the tests recompute these from the tables).
@@ -238,10 +239,18 @@ impl DiscreteLaplace {
     /// discrete Laplace proposal in their own loop.
     #[inline(always)]
     pub(crate) fn sample_inlined<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> i128 {
+        let law = &*self.law;
+        if law.words == 1 && law.two_sided {
+            // A rung: the trial is the sample (no acceptance, no rejection).
+            let word = bits.word();
+            let magnitude = i128::from(law.table.sample(word & (u64::MAX >> 1), bits));
+            let mask = -i128::from(word >> 63);
+            return (magnitude ^ mask) - mask;
+        }
         loop {
             let (accepted, negative, magnitude) = self.trial(bits);
             // No branch on the sign or the value: one test of the combined condition.
-            let reject = !accepted | (negative & (magnitude == 0) & !self.law.two_sided);
+            let reject = !accepted | (negative & (magnitude == 0) & !law.two_sided);
             if !reject {
                 let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
                 // Two's complement negation when `negative`, branch-free; a two-sided

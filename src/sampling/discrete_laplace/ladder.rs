@@ -5,7 +5,7 @@
 
 use super::super::certified::{Big, Cdt, Threshold};
 use super::super::discrete_gaussian::div_shifted;
-use super::super::fixed_exp::{band, uniform_in_band};
+use super::super::fixed_exp::{ExpNegLower, uniform_in_band};
 use super::super::{BitSource, Rational};
 use rand_core::CryptoRng;
 use std::sync::OnceLock;
@@ -156,6 +156,8 @@ pub(super) struct Scaled {
     excess_num: u128,
     remainder_num: u128,
     common_den: u128,
+    /// The shared certified `exp(−x/2⁶⁴)` (lower bounds, six factors).
+    exp: ExpNegLower,
 }
 
 impl Scaled {
@@ -198,6 +200,7 @@ impl Scaled {
             excess_num,
             remainder_num,
             common_den,
+            exp: ExpNegLower::new(),
         }
     }
 
@@ -207,6 +210,21 @@ impl Scaled {
     pub(super) fn exponent(&self, j: u64, r: u64) -> (u128, u128) {
         let e = (self.excess.fixed(j) + self.inverse.fixed(r)).min(CAP);
         (e, if e == CAP { CAP } else { e + SLACK })
+    }
+
+    /// The values `below..=above` of `V`'s first 64 bits that the certified bounds
+    /// leave undecided (at most `W′ + 2·68 ≤ 200` of them): with `e` the exponent's
+    /// lower end and `lo` the shared lower bound of `2⁶⁴·exp(−2e/2⁶⁴)` (`≤ lo + W′`),
+    /// `2⁶⁴·exp(−E) ≤ lo + W′` and, below the cap, `2⁶⁴·exp(−E) ≥ lo·exp(−68/2⁶³) ≥
+    /// lo − 2·68` (at the cap `lo = 0`).
+    #[inline(always)]
+    pub(super) fn band(&self, j: u64, r: u64) -> (u64, u64) {
+        let (e, _) = self.exponent(j, r);
+        let lo = self.exp.lower(e << 1);
+        (
+            lo.saturating_sub(2 * SLACK as u64),
+            lo.saturating_add(self.exp.band_width() - 1),
+        )
     }
 
     /// Whether `V < exp(−E)`, for `V` uniform on [0, 1) whose first `len` bits are
@@ -226,7 +244,7 @@ impl Scaled {
                 .add(&Big::from_u128(u128::from(r)).mul(&Big::from_u128(self.remainder_num)));
             (num, Big::from_u128(self.common_den))
         };
-        uniform_in_band(band(self.exponent(j, r)), prefix, len, exact, bits)
+        uniform_in_band(self.band(j, r), prefix, len, exact, bits)
     }
 
     /// The exact exponent `E` as (numerator, denominator), for the tests.
