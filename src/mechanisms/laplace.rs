@@ -46,7 +46,7 @@ const MAX_UNITS_BITS: i32 = 60;
 /// * **Accuracy:** for `n` coordinates, `Pr[‖f(x) − M(x)‖∞ ≥ ln(n/β)·b] ≤ β`
 ///   (up to the `g/2` rounding).
 /// * **Timing:** the number of random words a release draws is independent of its
-///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²⁸` (two words per
+///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²` (two words per
 ///   trial at `τ ≈ 2³⁵ … 2³⁶`; see [`DiscreteLaplace`]); per-release timing still has
 ///   data-dependent branches (table searches; and inputs beyond `±2⁶³·g`, or `±2⁶²·g`
 ///   in [`release_slice`](Self::release_slice), round through a slower conversion),
