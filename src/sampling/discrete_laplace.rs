@@ -3,7 +3,7 @@
 //! of random words that is independent of the sample, and **nothing certified built per
 //! scale**: the certified tables belong to a fixed ladder of reference scales shared by
 //! every τ (`discrete_laplace/ladder.rs`), and a scale adds a rung index and two rates
-//! computed by a few integer divisions (about a microsecond).
+//! computed by a few integer divisions (about 0.1 µs measured).
 //!
 //! ## Algorithm
 //!
@@ -113,7 +113,9 @@ use std::sync::Arc;
 /// 129 reference scales, each table built once per process) and whose acceptance is a
 /// certified one-word Bernoulli(`exp(−E)`) trial with an exact fallback. Construction
 /// computes a few integers (no certified arithmetic), so a sampler for a scale never
-/// seen before costs about a microsecond. Every trial draws
+/// seen before costs a fraction of a microsecond (the first sampler on a rung in a
+/// process also builds that rung's table, at most about a millisecond, once). Every
+/// trial draws
 /// [`words_per_trial`](Self::words_per_trial) words (1, 2 or 3, a function of `τ`
 /// alone), `E[N] < 1.09` trials; the number of words drawn is independent of the sample
 /// except on a fallback event of probability below `2⁻⁴⁰` per sample. The module source
