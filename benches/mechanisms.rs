@@ -8,8 +8,14 @@
 //! Run: `cargo bench --bench mechanisms` (single thread, seeded ChaCha20).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use dpmech::sampling::{BitSource, DiscreteGaussianSampler};
-use dpmech::{DiscreteGaussian, Exponential, Gaussian, PermuteAndFlip, RandomizedResponse, ReportNoisyMax};
+use dpmech::sampling::{BitSource, DiscreteGaussianSampler, DiscreteLaplace, Rational};
+use dpmech::sensitivity::Neighbouring;
+use dpmech::statistics::{Bounds, ClampedSum, Mean, MeanMethod};
+use dpmech::{
+    AboveThreshold, DiscreteGaussian, Exponential, Gaussian, Geometric, KaryRandomizedResponse, Laplace,
+    Monotonicity, NumericSparse, PermuteAndFlip, RandomizedResponse, ReportNoisyMax, Sparse, StandardSvt,
+    StreamingMechanism,
+};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 use std::hint::black_box;
@@ -202,6 +208,11 @@ impl Parameters {
         )
     }
 
+    /// `(Δ, ε)` of a pure-ε mechanism.
+    fn pure(&mut self) -> (f64, f64) {
+        (self.log_uniform(0.1, 100.0), self.log_uniform(0.05, 5.0))
+    }
+
     /// `(Δ₂, ρ)`.
     fn zcdp(&mut self) -> (f64, f64) {
         (self.log_uniform(0.1, 100.0), self.log_uniform(1e-3, 10.0))
@@ -321,12 +332,224 @@ fn gaussian_construction_new_parameters(c: &mut Criterion) {
     group.finish();
 }
 
+/// Runs `body` as a benchmark and prints how many certified ladder tables of the
+/// discrete Laplace were built during the measurement (0 once the rungs the parameters
+/// reach exist: nothing is built per scale), asserting that no discrete Gaussian table
+/// was reused from its cache.
+fn fresh(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    body: impl FnMut(),
+) {
+    let built = DiscreteLaplace::ladder_tables_built();
+    no_reuse(group, name, body);
+    let built = DiscreteLaplace::ladder_tables_built() - built;
+    println!("{name}: ladder tables built during the measurement (warm-up included): {built}");
+}
+
+/// Construction for **new** parameters (issue 40): every iteration draws fresh
+/// parameters (log-uniform, 53-bit mantissas, fixed seed), alone and with the first
+/// release, beside the naive float Laplace in the same group. The discrete Laplace has
+/// no per-scale cache any more (the count of ladder tables built is printed; the
+/// 129-rung ladder is built once per process); the discrete Gaussian's cache reuses are
+/// asserted 0. Parameters: sensitivity on `[0.1, 100]`, ε on `[0.05, 5]`; `Geometric`'s
+/// Δ uniform on `1..=1000`; the sampler's scale `num/den` with `num < 2⁴⁰`, `den < 2²⁰`.
+fn construction_new_parameters(c: &mut Criterion) {
+    let mut group = c.benchmark_group("construction_new_parameters");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(40);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
+    let mut p = Parameters::new(4);
+    fresh(&mut group, "Laplace::new", || {
+        let (delta, epsilon) = p.pure();
+        black_box(Laplace::new(delta, epsilon).unwrap());
+    });
+    fresh(&mut group, "Laplace::new+release", || {
+        let (delta, epsilon) = p.pure();
+        let mechanism = Laplace::new(delta, epsilon).unwrap();
+        black_box(mechanism.release(black_box(42.0), &mut rng).unwrap());
+    });
+    fresh(&mut group, "Geometric::new", || {
+        let (delta, epsilon) = (1 + p.0.next_u64() % 1000, p.log_uniform(0.05, 5.0));
+        black_box(Geometric::new(delta, epsilon).unwrap());
+    });
+    fresh(&mut group, "Geometric::new+release", || {
+        let (delta, epsilon) = (1 + p.0.next_u64() % 1000, p.log_uniform(0.05, 5.0));
+        let mechanism = Geometric::new(delta, epsilon).unwrap();
+        black_box(mechanism.release(black_box(42), &mut rng));
+    });
+    let mut scale = || {
+        let num = 1 + (p.0.next_u64() >> 24);
+        let den = 1 + (p.0.next_u64() >> 44);
+        Rational::new(num, den).unwrap()
+    };
+    fresh(&mut group, "DiscreteLaplace::new", || {
+        black_box(DiscreteLaplace::new(scale()));
+    });
+    fresh(&mut group, "DiscreteLaplace::new+sample", || {
+        black_box(DiscreteLaplace::new(scale()).sample(&mut rng));
+    });
+    let scores: Vec<f64> = (0..10).map(|i| f64::from(i) * 0.1).collect();
+    fresh(&mut group, "Exponential::new+release_10", || {
+        let (delta, epsilon) = p.pure();
+        black_box(
+            Exponential::new(delta, epsilon)
+                .unwrap()
+                .release(&scores, &mut rng)
+                .unwrap(),
+        );
+    });
+    fresh(&mut group, "PermuteAndFlip::new+release_10", || {
+        let (delta, epsilon) = p.pure();
+        black_box(
+            PermuteAndFlip::new(delta, epsilon)
+                .unwrap()
+                .release(&scores, &mut rng)
+                .unwrap(),
+        );
+    });
+    fresh(&mut group, "ReportNoisyMax::laplace", || {
+        let (delta, epsilon) = p.pure();
+        black_box(ReportNoisyMax::laplace(delta, epsilon).unwrap());
+    });
+    fresh(&mut group, "ReportNoisyMax::laplace+release_10", || {
+        let (delta, epsilon) = p.pure();
+        black_box(
+            ReportNoisyMax::laplace(delta, epsilon)
+                .unwrap()
+                .release(&scores, &mut rng)
+                .unwrap(),
+        );
+    });
+    fresh(&mut group, "AboveThreshold::new", || {
+        let (delta, epsilon) = p.pure();
+        black_box(AboveThreshold::new(10.0, delta, epsilon).unwrap());
+    });
+    fresh(&mut group, "AboveThreshold::new+query", || {
+        let (delta, epsilon) = p.pure();
+        let mut svt = AboveThreshold::new(10.0, delta, epsilon).unwrap();
+        black_box(svt.query(black_box(3.0), &mut rng).unwrap());
+    });
+    fresh(&mut group, "Sparse::new", || {
+        let (delta, epsilon) = p.pure();
+        black_box(Sparse::new(10.0, delta, epsilon, 5).unwrap());
+    });
+    fresh(&mut group, "NumericSparse::new", || {
+        let (delta, epsilon) = p.pure();
+        black_box(NumericSparse::new(10.0, delta, epsilon, 5).unwrap());
+    });
+    fresh(&mut group, "StandardSvt::new", || {
+        let (delta, epsilon) = p.pure();
+        black_box(StandardSvt::new(10.0, delta, epsilon, epsilon, 5, Monotonicity::General).unwrap());
+    });
+    // The statistics releases built on them (bounds log-uniform up to [−100, 100]).
+    let records: Vec<f64> = (0..100).map(|i| f64::from(i % 17)).collect();
+    fresh(&mut group, "statistics::ClampedSum::new+release_100", || {
+        let (width, epsilon) = p.pure();
+        let bounds = Bounds::new(-width, width).unwrap();
+        let sum = ClampedSum::new(bounds, Neighbouring::AddRemove, epsilon).unwrap();
+        black_box(sum.release(&records, &mut rng));
+    });
+    fresh(&mut group, "statistics::Mean::new+release_100", || {
+        let (width, epsilon) = p.pure();
+        let bounds = Bounds::new(-width, width).unwrap();
+        let mean = Mean::new(bounds, MeanMethod::NoisySumOverNoisyCount, epsilon).unwrap();
+        black_box(mean.release(&records, &mut rng));
+    });
+    fresh(&mut group, "RandomizedResponse::new+release", || {
+        let epsilon = p.log_uniform(0.05, 5.0);
+        black_box(RandomizedResponse::new(epsilon).unwrap().release(true, &mut rng));
+    });
+    fresh(&mut group, "KaryRandomizedResponse::new+release", || {
+        let epsilon = p.log_uniform(0.05, 5.0);
+        black_box(
+            KaryRandomizedResponse::new(10, epsilon)
+                .unwrap()
+                .release(3, &mut rng)
+                .unwrap(),
+        );
+    });
+    group.finish();
+}
+
+/// The one-call functions as users make them (issue 40 §2): the same parameters every
+/// call, 16 pairs in turn, and new parameters on every call (`ε = 0.5 + i·10⁻⁷`), with
+/// the OS-keyed thread generator and its fork check, beside the naive float Laplace.
+fn one_call(c: &mut Criterion) {
+    let mut group = c.benchmark_group("one_call");
+    group.throughput(Throughput::Elements(1));
+    let mut rng = ChaCha20Rng::seed_from_u64(41);
+    group.bench_function("naive_float_laplace_baseline", |b| {
+        b.iter(|| naive_float_laplace(&mut rng, black_box(42.0), 1.0))
+    });
+    group.bench_function("fork_check_std::process::id", |b| b.iter(std::process::id));
+    group.bench_function("laplace_fixed", |b| {
+        b.iter(|| dpmech::laplace(black_box(3.0), 1.0, 0.5).unwrap())
+    });
+    let pairs: Vec<(f64, f64)> = (0..16)
+        .map(|i| (1.0 + f64::from(i), 0.1 + 0.05 * f64::from(i)))
+        .collect();
+    let mut i = 0usize;
+    group.bench_function("laplace_16_pairs", |b| {
+        b.iter(|| {
+            i = (i + 1) % 16;
+            dpmech::laplace(black_box(3.0), pairs[i].0, pairs[i].1).unwrap()
+        })
+    });
+    let mut k = 0u64;
+    group.bench_function("laplace_new_epsilon", |b| {
+        b.iter(|| {
+            k += 1;
+            dpmech::laplace(black_box(3.0), 1.0, 0.5 + k as f64 * 1e-7).unwrap()
+        })
+    });
+    group.bench_function("laplace_new_sensitivity", |b| {
+        b.iter(|| {
+            k += 1;
+            dpmech::laplace(black_box(3.0), 1.0 + k as f64 * 1e-7, 0.5).unwrap()
+        })
+    });
+    group.bench_function("geometric_fixed", |b| {
+        b.iter(|| dpmech::geometric(black_box(3), 1, 0.5).unwrap())
+    });
+    group.bench_function("geometric_16_pairs", |b| {
+        b.iter(|| {
+            i = (i + 1) % 16;
+            dpmech::geometric(black_box(3), 1 + i as u64, pairs[i].1).unwrap()
+        })
+    });
+    group.bench_function("geometric_new_epsilon", |b| {
+        b.iter(|| {
+            k += 1;
+            dpmech::geometric(black_box(3), 1, 0.5 + k as f64 * 1e-7).unwrap()
+        })
+    });
+    group.bench_function("gaussian_fixed", |b| {
+        b.iter(|| dpmech::gaussian(black_box(3.0), 1.0, 0.5, 1e-6).unwrap())
+    });
+    group.bench_function("gaussian_16_pairs", |b| {
+        b.iter(|| {
+            i = (i + 1) % 16;
+            dpmech::gaussian(black_box(3.0), pairs[i].0, pairs[i].1, 1e-6).unwrap()
+        })
+    });
+    group.bench_function("gaussian_new_epsilon", |b| {
+        b.iter(|| {
+            k += 1;
+            dpmech::gaussian(black_box(3.0), 1.0, 0.5 + k as f64 * 1e-7, 1e-6).unwrap()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(300))
         .measurement_time(std::time::Duration::from_secs(1));
     targets = discrete_gaussian, gaussian_release, gaussian_construction_new_parameters, selection,
-        randomized_response
+        randomized_response, construction_new_parameters, one_call
 }
 criterion_main!(benches);

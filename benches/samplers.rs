@@ -133,13 +133,14 @@ fn discrete_laplace_batch(c: &mut Criterion) {
 }
 
 fn construction(c: &mut Criterion) {
-    let mut group = c.benchmark_group("discrete_laplace_construction_uncached");
+    let mut group = c.benchmark_group("discrete_laplace_construction_new_scale");
     group.throughput(Throughput::Elements(1));
     let mut rng = ChaCha20Rng::seed_from_u64(7);
     group.bench_function("naive_float_baseline", |b| {
         b.iter(|| naive_float_laplace(&mut rng, 0.0, black_box(10.0)))
     });
-    // Distinct scales each time, so the per-scale cache never hits.
+    // Distinct scales each time (there is no per-scale cache: a scale is a rung of the
+    // shared ladder and two rates).
     let mut next = 1_000_000u64;
     group.bench_function("new_scale_1e6_plus_i", |b| {
         b.iter(|| {

@@ -130,12 +130,13 @@
 //! privacy/erfc.rs                erfc, for the Gaussian calibrations and PLD builders
 //! rng.rs                          DefaultRng (OS-keyed ChaCha20), the fork-safe thread RNG,
 //!                                 InsecureSimulationRng
-//! sampling/mod.rs                 overview, Rational (noise scales), the cache of tables
+//! sampling/mod.rs                 overview, Rational (noise scales), the discrete Gaussian's table cache
 //! sampling/bits.rs                BitSource: words and single bits from a CSPRNG
 //! sampling/uniform.rs             uniform_below: unbiased uniform integers by rejection
 //! sampling/bernoulli.rs           bernoulli_ratio, BernoulliExpNeg, bernoulli_exp_neg
 //! sampling/fixed_exp.rs           certified 64-bit exp(−x/2ˢ): one-word coins, weighted index
-//! sampling/discrete_laplace.rs    DiscreteLaplace: single samples, batch path, one trial, tables
+//! sampling/discrete_laplace.rs    DiscreteLaplace: the algorithm, samples, one trial
+//! sampling/discrete_laplace/ladder.rs  the shared ladder of certified tables, per-scale constants
 //! sampling/one_sided_geometric.rs OneSidedGeometric: the magnitude of a discrete Laplace trial
 //! sampling/discrete_gaussian.rs   DiscreteGaussianSampler, MAX_VARIANCE_NUM
 //! sampling/discrete_gaussian/fixed.rs  its proposal shared by every σ ≥ 4096 (nothing built per σ)

@@ -81,6 +81,10 @@ fn looping_discrete_gaussian<R: CryptoRng + ?Sized>(sigma_squared: u64, rng: &mu
     }
 }
 
+/// The joint (value, words drawn) passes the auditor at the claimed ε (10⁶ samples per
+/// side, seed 41) for the geometric and Laplace mechanisms, built on the shared ladder
+/// (nothing certified per scale) at τ = 1, 10, 45, 100, 1000, 10⁶ and ≈ 2³⁵ grid units,
+/// single releases and slices; the looping sampler fails the same audit.
 #[test]
 fn value_and_draws_audits_pass_for_geometric_and_laplace() {
     let geometric = Geometric::new(1, 1.0).unwrap();
@@ -114,7 +118,7 @@ fn value_and_draws_audits_pass_for_geometric_and_laplace() {
         .unwrap();
     println!("Laplace::release_slice(Δ = 1, ε = 1), (round(first value), words):\n{report}");
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
-    // Δ = 100 at ε = 1: scale 100, two-word trials (the batch's fast pass).
+    // Δ = 100 at ε = 1: scale 100, blocks (M = 2), two-word trials.
     let wide = Geometric::new(100, 1.0).unwrap();
     let report = audit
         .audit_with_draw_count(
@@ -124,6 +128,19 @@ fn value_and_draws_audits_pass_for_geometric_and_laplace() {
         .unwrap();
     println!("Geometric::release_slice(Δ = 100, ε = 1), (first value, words):\n{report}");
     assert_eq!(report.verdict, Verdict::Pass, "{report}");
+
+    // The shared-ladder construction at the scales (τ = Δ/ε = 10, 45 (no rung:
+    // rejection at M = 1), 1000, 10⁶ grid units; τ = 1 and τ ≈ 2³⁵ are the two audits
+    // above): neighbouring values 0 and Δ.
+    for delta in [10u64, 45, 1000, 1_000_000] {
+        let mechanism = Geometric::new(delta, 1.0).unwrap();
+        let d = delta as i64;
+        let report = audit
+            .audit_with_draw_count(|r| mechanism.release(0, r), |r| mechanism.release(d, r))
+            .unwrap();
+        println!("Geometric(Δ = {delta}, ε = 1), (value, words):\n{report}");
+        assert_eq!(report.verdict, Verdict::Pass, "Δ = {delta}: {report}");
+    }
 
     // Negative control: the looping sampler at the same scale fails the same audit.
     let report = audit
@@ -185,9 +202,15 @@ const N: usize = 1_000_000;
 
 #[test]
 fn word_count_is_independent_of_the_noise_magnitude() {
-    // τ = 2³⁵ + 3: a Laplace release (the grid g ≈ b·2⁻³⁵), two words per trial with R's
-    // low bits in the first word.
-    for (i, tau) in [1u64, 10, 1_000_000, (1 << 35) + 3].into_iter().enumerate() {
+    // τ = 1 and 10: rungs of the shared ladder (one word, no rejection); τ = 45: not a
+    // rung, M = 1, two words per trial (the magnitude and the acceptance); τ = 1000, 10⁶:
+    // blocks, two words per trial; τ = 2³⁵ + 3: a Laplace release (the grid
+    // g ≈ b·2⁻³⁵), two words per trial with R's low bits in the first word. Every scale
+    // is built on the shared ladder (nothing certified per scale).
+    for (i, tau) in [1u64, 10, 45, 1000, 1_000_000, (1 << 35) + 3]
+        .into_iter()
+        .enumerate()
+    {
         let scale = Rational::new(tau, 1).unwrap();
         let new = DiscreteLaplace::new(scale);
         let one_sided = OneSidedGeometric::new(scale);
@@ -261,14 +284,14 @@ fn word_count_is_independent_of_the_noise_magnitude() {
                     .all(|&(w, _)| w % new.words_per_trial() as u64 == 0)
             );
         }
-        // The one-sided geometric: a multiple of its words per trial (a constant below
-        // τ = 64, where no trial is rejected), independent of the sample above.
+        // The one-sided geometric: a multiple of its words per trial (a constant at the
+        // rungs, where no trial is rejected), independent of the sample elsewhere.
         let fixed = one_sided.words_per_sample() as u64;
         assert!(
             one_sided_samples.iter().all(|&(w, _)| w % fixed == 0),
             "τ = {tau}"
         );
-        if tau < 64 {
+        if fixed == 1 {
             assert!(one_sided_samples.iter().all(|&(w, _)| w == fixed), "τ = {tau}");
         } else {
             let table = contingency(&one_sided_samples, tau, 4);
@@ -516,7 +539,7 @@ fn timing_diagnostic_welch_t() {
         );
     };
     let mut rng = ChaCha20Rng::seed_from_u64(900);
-    for tau in [1u64, 10, 1_000_000] {
+    for tau in [1u64, 10, 45, 1000, 1_000_000] {
         let new = Geometric::new(1, 1.0 / tau as f64).unwrap();
         classify(
             &format!("Geometric::release τ = {tau} (new)"),

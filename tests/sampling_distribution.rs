@@ -33,9 +33,12 @@ fn discrete_laplace_matches_its_pmf_at_many_scales() {
         (1, 1),              // τ = 1
         (3, 2),              // τ = 1.5
         (10, 1),             // τ = 10
-        (30, 1),             // τ = 30: the Q table alone (M = 1), per-integer bins
+        (30, 1),             // τ = 30: a rung of the ladder, one word, per-integer bins
+        (159, 10),           // τ = 15.9: M = 1, not a rung (two words, rejection)
         (1000, 7),           // τ ≈ 142.9, non-dyadic
+        (1000, 1),           // τ = 1000
         (1_000_000, 1),      // τ = 1e6
+        (1u64 << 35, 1),     // τ = 2^35 grid units
         (1u64 << 35 | 3, 1), // τ ≈ 2^35, a Laplace release: R's low 8 bits in the first word
         (1u64 << 37 | 1, 1), // τ ≈ 2^37: m = 32, the first three-word scale
         (1u64 << 41 | 3, 1), // τ ≈ 2^41, the statistics' exact sums and the SVT
@@ -100,8 +103,7 @@ fn discrete_laplace_residues_match_at_a_moderate_scale() {
     assert!(fit.passes(), "{fit:?}");
 }
 
-/// The batch paths: `DiscreteLaplace::sample_into` (first trials' words drawn in bulk
-/// and decided by one branch-free pass at two-word scales) at a one-word scale (τ = 10),
+/// The batch paths: `DiscreteLaplace::sample_into` at a one-word scale (τ = 10),
 /// two-word scales with `V` sharing the second word (τ = 10⁶) and with `R`'s low bits
 /// in the first word (τ = 2³⁵ + 3, also its low byte), and a three-word scale; and
 /// `Laplace::release_slice` of `N` zeros, whose outputs over `g` are the noise in units

@@ -175,11 +175,6 @@ struct Released<'a, O> {
 
 impl<O: AsMut<[i64]>> BatchSink for Released<'_, O> {
     #[inline(always)]
-    fn narrow(&mut self, i: usize, z: i64) {
-        self.out.as_mut()[i] = self.values[i].saturating_add(z);
-    }
-
-    #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
         self.out.as_mut()[i] = saturate_i64(i128::from(self.values[i]) + z);
     }

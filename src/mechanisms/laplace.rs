@@ -46,7 +46,7 @@ const MAX_UNITS_BITS: i32 = 60;
 /// * **Accuracy:** for `n` coordinates, `Pr[‖f(x) − M(x)‖∞ ≥ ln(n/β)·b] ≤ β`
 ///   (up to the `g/2` rounding).
 /// * **Timing:** the number of random words a release draws is independent of its
-///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²⁸` (two words per
+///   noise, except on a fallback event of probability `< 2⁻⁴⁰·²` (two words per
 ///   trial at `τ ≈ 2³⁵ … 2³⁶`; see [`DiscreteLaplace`]); per-release timing still has
 ///   data-dependent branches (table searches; and inputs beyond `±2⁶³·g`, or `±2⁶²·g`
 ///   in [`release_slice`](Self::release_slice), round through a slower conversion),
@@ -159,11 +159,9 @@ impl Laplace {
     /// The unit scale accounts for the rounding of all `n` coordinates.
     ///
     /// Prefer it to `n` calls of [`release`](Self::release) for a vector: besides the
-    /// calibration, it draws the noise in batches ([`DiscreteLaplace::sample_into`]'s
-    /// path: the first trial of up to 48 values from one generator call, decided in one
-    /// branch-free pass) and converts with 64-bit arithmetic where the value allows,
-    /// which makes it markedly faster per value (see the README). The guarantee and
-    /// the independence of the words drawn from the noise are those of single releases.
+    /// calibration (the rounding of every coordinate is accounted for once), it draws
+    /// the noise through [`DiscreteLaplace::sample_into`]'s path. The guarantee and the
+    /// independence of the words drawn from the noise are those of single releases.
     ///
     /// # Errors
     ///
@@ -265,11 +263,6 @@ struct Released<'a, O> {
 }
 
 impl<O: AsMut<[f64]>> BatchSink for Released<'_, O> {
-    #[inline(always)]
-    fn narrow(&mut self, i: usize, z: i64) {
-        self.out.as_mut()[i] = self.grid.add_narrow_noise(self.values[i], z);
-    }
-
     #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
         self.out.as_mut()[i] = self.grid.add_noise(self.values[i], z);

@@ -70,10 +70,14 @@ pub use svt::{
 
 use crate::Error;
 use crate::rng::with_thread_rng;
+use std::cell::RefCell;
 
 /// One call: `value + Lap(sensitivity/epsilon)`, exact, on a public power-of-two grid,
 /// from a fork-safe CSPRNG keyed by the operating system. Pure ε-DP for a query of L1
-/// sensitivity `sensitivity`. See [`Laplace`].
+/// sensitivity `sensitivity`. See [`Laplace`]. The mechanisms of the last 16 parameter
+/// pairs are kept per thread, keyed by their exact bits (the identical mechanism on a
+/// hit); a new pair costs one construction (about a microsecond, nothing certified is
+/// built for it).
 ///
 /// ```
 /// let noisy_mean_age = dpmech::laplace(38.2, 0.1, 1.0)?;
@@ -86,14 +90,22 @@ use crate::rng::with_thread_rng;
 /// Those of [`Laplace::new`] and [`Error::NonFiniteValue`] for a non-finite `value`;
 /// [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error> {
-    let mechanism = Laplace::new(sensitivity, epsilon)?;
-    check_finite(0, value)?;
-    with_thread_rng(|rng| mechanism.release(value, rng))?
+    thread_local! {
+        static MEMO: RefCell<Memo<Laplace>> = const { RefCell::new(Memo::new()) };
+    }
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let key = [sensitivity.to_bits(), epsilon.to_bits(), 0];
+        let mechanism = memo.get_or_try_insert(key, || Laplace::new(sensitivity, epsilon))?;
+        check_finite(0, value)?;
+        with_thread_rng(|rng| mechanism.release(value, rng))?
+    })
 }
 
 /// One call: `value + discrete Laplace noise` with `α = exp(−ε/Δ)`, exact, from a
 /// fork-safe OS-keyed CSPRNG. Pure ε-DP for an integer query of L1 sensitivity
-/// `sensitivity`. See [`Geometric`].
+/// `sensitivity`. See [`Geometric`]. The last 16 parameter pairs are kept per thread, as
+/// for [`laplace`].
 ///
 /// ```
 /// let noisy_count = dpmech::geometric(120, 1, 0.5)?;
@@ -106,17 +118,24 @@ pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error>
 /// Those of [`Geometric::new`]; [`Error::Entropy`] if the operating system cannot seed
 /// the generator.
 pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Error> {
-    let mechanism = Geometric::new(sensitivity, epsilon)?;
-    with_thread_rng(|rng| mechanism.release(value, rng))
+    thread_local! {
+        static MEMO: RefCell<Memo<Geometric>> = const { RefCell::new(Memo::new()) };
+    }
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let key = [sensitivity, epsilon.to_bits(), 0];
+        let mechanism = memo.get_or_try_insert(key, || Geometric::new(sensitivity, epsilon))?;
+        with_thread_rng(|rng| mechanism.release(value, rng))
+    })
 }
 
 /// One call: `value + N(0, σ²)` with σ from the analytic calibration of Balle & Wang
 /// (2018), as exact discrete Gaussian noise on a public power-of-two grid, from a
 /// fork-safe OS-keyed CSPRNG. (ε, δ)-DP for a query of L2 sensitivity
 /// `l2_sensitivity`. See [`Gaussian::analytic`]. The calibration (≈ 5 µs) is cached per
-/// thread for the last parameters, keyed by their exact bits: a repeated call with the
-/// same `(Δ₂, ε, δ)` reuses the identical mechanism, so the cache never changes the
-/// guarantee.
+/// thread for the last 16 parameter sets, keyed by their exact bits: a repeated call
+/// with the same `(Δ₂, ε, δ)` reuses the identical mechanism, so the cache never
+/// changes the guarantee.
 ///
 /// ```
 /// let noisy_mean_age = dpmech::gaussian(38.2, 0.1, 1.0, 1e-6)?;
@@ -130,24 +149,58 @@ pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Erro
 /// `value`; [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn gaussian(value: f64, l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<f64, Error> {
     thread_local! {
-        static LAST: std::cell::RefCell<Option<([u64; 3], Gaussian)>> =
-            const { std::cell::RefCell::new(None) };
+        static MEMO: RefCell<Memo<Gaussian>> = const { RefCell::new(Memo::new()) };
     }
-    let key = [l2_sensitivity.to_bits(), epsilon.to_bits(), delta.to_bits()];
-    let cached = LAST.with(|last| {
-        last.borrow()
-            .as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, m)| m.clone())
-    });
-    let mechanism = match cached {
-        Some(m) => m,
-        None => {
-            let m = Gaussian::analytic(l2_sensitivity, epsilon, delta)?;
-            LAST.with(|last| *last.borrow_mut() = Some((key, m.clone())));
-            m
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let key = [l2_sensitivity.to_bits(), epsilon.to_bits(), delta.to_bits()];
+        let mechanism = memo.get_or_try_insert(key, || Gaussian::analytic(l2_sensitivity, epsilon, delta))?;
+        check_finite(0, value)?;
+        with_thread_rng(|rng| mechanism.release(value, rng))?
+    })
+}
+
+/// Slots of a one-call function's per-thread memo.
+const MEMO_SLOTS: usize = 16;
+
+/// The mechanisms a one-call function built last on this thread, keyed by the exact
+/// bits of their parameters (so a hit is the identical mechanism: the memo never changes
+/// a guarantee), at most [`MEMO_SLOTS`] of them, replaced in turn: bounded memory
+/// whatever the number of distinct parameters, and a program cycling through up to 16
+/// parameter sets never rebuilds one.
+struct Memo<M> {
+    slots: [Option<([u64; 3], M)>; MEMO_SLOTS],
+    next: usize,
+}
+
+impl<M> Memo<M> {
+    const fn new() -> Self {
+        Self {
+            slots: [const { None }; MEMO_SLOTS],
+            next: 0,
         }
-    };
-    check_finite(0, value)?;
-    with_thread_rng(|rng| mechanism.release(value, rng))?
+    }
+
+    /// The mechanism of `key`, built by `build` (and remembered) when absent; a build
+    /// error is returned and nothing is remembered.
+    fn get_or_try_insert(
+        &mut self,
+        key: [u64; 3],
+        build: impl FnOnce() -> Result<M, Error>,
+    ) -> Result<&M, Error> {
+        let found = self
+            .slots
+            .iter()
+            .position(|slot| matches!(slot, Some((k, _)) if *k == key));
+        let index = match found {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.slots[i] = Some((key, build()?));
+                self.next = (i + 1) % MEMO_SLOTS;
+                i
+            }
+        };
+        Ok(&self.slots[index].as_ref().expect("filled above").1)
+    }
 }

@@ -45,7 +45,7 @@ enum Noise {
 ///
 /// **Timing:** with Laplace noise, every candidate's noise draws a number of words
 /// independent of its value (see [`DiscreteLaplace`]), except on a fallback event of
-/// probability `< 2⁻⁴⁰·²⁸` per candidate, and the tie among the largest noisy scores is
+/// probability `< 2⁻⁴⁰·²` per candidate, and the tie among the largest noisy scores is
 /// broken with one more word whether or not there is a tie (a second only with
 /// probability `< n·2⁻⁶⁴`), so the words drawn do not depend on the scores. The
 /// exponential-noise variant is permute-and-flip, which flips every candidate's coin
@@ -177,11 +177,6 @@ impl ReportNoisyMax {
 struct Samples<'a>(&'a mut [i128]);
 
 impl BatchSink for Samples<'_> {
-    #[inline(always)]
-    fn narrow(&mut self, i: usize, z: i64) {
-        self.0[i] = i128::from(z);
-    }
-
     #[inline(always)]
     fn wide(&mut self, i: usize, z: i128) {
         self.0[i] = z;

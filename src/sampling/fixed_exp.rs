@@ -165,6 +165,12 @@ pub(crate) struct ExpNegLower {
     tables: &'static Tables,
 }
 
+impl core::fmt::Debug for ExpNegLower {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ExpNegLower")
+    }
+}
+
 impl ExpNegLower {
     /// The view (builds the process-wide tables on first use).
     #[inline]

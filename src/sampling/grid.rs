@@ -105,24 +105,6 @@ impl Grid {
     pub(crate) fn add_noise(&self, value: f64, noise: i128) -> f64 {
         self.from_units(self.to_units(value).saturating_add(noise))
     }
-
-    /// [`add_noise`](Self::add_noise) for noise `|noise| < 2⁶²`, in fewer instructions
-    /// when `|value/g| < 2⁶²`, with the same result. There the clamp does nothing
-    /// (`2⁶² < 2¹⁰⁰`), `units` is `to_units(value)` (the same product and rounding) with
-    /// `|units| ≤ 2⁶²`, so `units + noise` fits an `i64`, and its conversion is
-    /// correctly rounded, as [`from_units`](Self::from_units) is below `2⁶⁴`. The one
-    /// branch is on the input alone (as in `to_units`).
-    #[inline(always)]
-    pub(crate) fn add_narrow_noise(&self, value: f64, noise: i64) -> f64 {
-        debug_assert!(noise.unsigned_abs() < 1 << 62);
-        const NARROW: f64 = (1u64 << 62) as f64;
-        let scaled = value * pow2(-self.exponent);
-        if scaled.abs() < NARROW {
-            (round_half_away(scaled) + noise) as f64 * self.granularity()
-        } else {
-            self.add_noise(value, i128::from(noise))
-        }
-    }
 }
 
 /// `x` rounded half away from zero, for `|x| < 2⁶³`, without `f64::round` (a library
@@ -244,66 +226,6 @@ mod tests {
             }
             for v in [0.0, -0.0, 5e-324, -5e-324, f64::MIN_POSITIVE, f64::MAX, f64::MIN] {
                 assert_eq!(grid.to_units(v), reference(grid, v), "k = {k}, {v:e}");
-            }
-        }
-    }
-
-    /// `add_narrow_noise` returns `add_noise`'s value for every noise `|z| < 2⁶²`: on
-    /// random inputs of every magnitude around the grid (across the `2⁶²·g` bound of
-    /// its shortcut), ties and neighbours, sums across `±2⁵³` (where the conversion
-    /// starts to round) and the extreme noises.
-    #[test]
-    fn narrow_noise_adds_like_any_noise() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let limit = (1i64 << 62) - 1;
-        for k in [-1022, -1000, -60, -35, 0, 3, 40, 500, 900] {
-            let grid = Grid::new(k);
-            let g = grid.granularity();
-            let check = |value: f64, z: i64| {
-                let (narrow, any) = (
-                    grid.add_narrow_noise(value, z),
-                    grid.add_noise(value, i128::from(z)),
-                );
-                assert_eq!(narrow.to_bits(), any.to_bits(), "k = {k}, {value:e} + {z}");
-            };
-            for _ in 0..50_000 {
-                let bits = next();
-                // Magnitudes 2^(k − 10) … 2^(k + 70), noise of 0 … 62 bits.
-                let exponent = (k - 10 + (bits % 81) as i32).clamp(-1022, 1023);
-                let value = f64::from_bits(next() >> 12 | 0x3ff0_0000_0000_0000)
-                    * 2f64.powi(exponent)
-                    * if bits >> 63 == 1 { -1.0 } else { 1.0 };
-                let z = ((next() >> (2 + (bits >> 8) % 62)) as i64) * if bits & 2 == 0 { 1 } else { -1 };
-                check(value, z);
-                let tie = ((bits >> 20) % (1 << 40)) as f64 * g + g / 2.0;
-                for v in [tie, tie.next_up(), tie.next_down(), -tie] {
-                    check(v, z);
-                }
-                // Sums around ±2⁵³ units.
-                let near = (1i64 << 53) + ((bits >> 40) as i64 % 64) - 32;
-                check(near as f64 * g, z % 64);
-                check(-(near as f64) * g, z % 64);
-            }
-            let edge = 2f64.powi(62) * g;
-            for v in [
-                0.0,
-                -0.0,
-                edge,
-                -edge,
-                edge.next_down(),
-                -edge.next_down(),
-                f64::MAX,
-                f64::MIN,
-            ] {
-                for z in [0, 1, -1, limit, -limit] {
-                    check(v, z);
-                }
             }
         }
     }

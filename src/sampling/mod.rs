@@ -12,8 +12,8 @@
 //! | [`uniform_below`] | uniform on `{0..n−1}` | rejection on `⌈log₂ n⌉` bits | `< 2⌈log₂ n⌉` bits |
 //! | [`bernoulli_ratio`] | Bernoulli(`p/q`) | lazy bitwise comparison | 2 bits on average |
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
-//! | [`OneSidedGeometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | certified CDT inversion of `⌊G/M⌋`, remainder by certified rejection | 1 word (`τ < 64`); else 2 (`τ < 2³⁷`) or 3 words per trial, `< 1.02` trials |
-//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | certified CDT inversion of `abs(Z)` (`τ < 16`); else CKS20 Alg. 2 sign and the geometric above | 1 word (`τ < 16`); else 1, 2 or 3 words per trial, `< 1.07` trials |
+//! | [`OneSidedGeometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | rejection from a reference geometric of a shared ladder of certified tables (`J`, `⌊G/M⌋`), uniform remainder, certified one-word acceptance | 1 word (`τ` a rung ≤ 64); else 2 (`τ ≤ 2³⁷`) or 3 words per trial, `< 1.09` trials |
+//! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | the same ladder (nothing certified built per τ): inversion of a reference magnitude (`τ ≤ 64`) or CKS20 Alg. 2 sign and blocked geometric, certified one-word acceptance | 1 word (`τ` a rung ≤ 64, e.g. integers ≤ 32); else 2 (`τ ≤ 2³⁷`) or 3 words per trial, `< 1.09` trials |
 //! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block; from `σ = 4096` on, blocks of `⌈σ/65⌉` from one table shared by every σ (nothing built per σ) | 1 word (`σ ≤ 63`); else 2 (`σ < 4096`, `< 1.013` trials) or 3 words per trial (`< 1.033` trials) |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
@@ -35,13 +35,13 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `mod.rs` | this overview, [`Rational`] (noise scales) and the process-wide cache of tables |
+//! | `mod.rs` | this overview, [`Rational`] (noise scales) and the process-wide cache of the discrete Gaussian's tables |
 //! | `bits.rs` | [`BitSource`]: whole words and single bits from a cryptographic generator |
 //! | `uniform.rs` | [`uniform_below`]: unbiased uniform integers by rejection |
 //! | `bernoulli.rs` | [`bernoulli_ratio`], [`BernoulliExpNeg`] and [`bernoulli_exp_neg`] |
 //! | `fixed_exp.rs` | certified 64-bit `exp(−x/2ˢ)` in constant work: the one-word coins and weighted index sampling of the selection mechanisms |
 //! | `certified/` | certified arithmetic: a big integer, interval `exp(−x)`, the lazy uniform, thresholds, and the CDT with its guide (one concept per file) |
-//! | `discrete_laplace.rs` | [`DiscreteLaplace`]: single samples, the batch path, one trial, and its tables |
+//! | `discrete_laplace.rs` | [`DiscreteLaplace`]: the algorithm and its proofs, samples and one trial; `discrete_laplace/ladder.rs`, the shared certified tables and the per-scale constants |
 //! | `one_sided_geometric.rs` | [`OneSidedGeometric`]: the magnitude of a discrete Laplace trial |
 //! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`]; `discrete_gaussian/fixed.rs`, its proposal shared by every `σ ≥ 4096` |
 //! | `grid.rs` | [`grid`]: the public power-of-two grid that carries real values to integers and back |

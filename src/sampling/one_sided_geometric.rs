@@ -7,19 +7,19 @@ use rand_core::CryptoRng;
 /// rational scale `τ = num/den > 0`, drawing a **fixed number of words per trial** and
 /// a number of trials independent of the sample.
 ///
-/// **Algorithm.** The magnitude of one trial of [`DiscreteLaplace`] (same tables, same
-/// scale): `G = M·Q + R`, `Q` by inversion of a certified cumulative-distribution table
-/// (one 63-bit uniform; the 64th bit of that word is discarded) and `R` by rejection
-/// (`m` uniform bits accepted with probability `αᴿ`, decided by certified enclosures),
-/// each resolved exactly with further words in the rare case the certified bounds do
-/// not decide. Every trial draws exactly [`words_per_sample`](Self::words_per_sample)
-/// words (1 below `τ = 64`, 2 below `τ = 2³⁷`, 3 above), a function of the scale
-/// alone; a rejected `R` (probability at most `1 − exp(−1/32) < 0.031`) repeats the
-/// trial, and the number of trials is independent of the accepted value. So, except on
-/// the fallback event (probability per sample below `2⁻⁴⁰·²⁸`, the bound of
+/// **Algorithm.** The magnitude of one one-sided trial of [`DiscreteLaplace`] (the same
+/// shared ladder of certified tables, nothing built per scale): `G = M·J + R`, `J` by
+/// inversion of the table of the reference scale `q̂ ≥ τ/M` (54 bits of the first word)
+/// and `R` uniform on `[0, M)` (`M = 1` up to `τ = 64`), accepted with probability
+/// `exp(−(J·(M/τ − 1/q̂) + R/τ))` by a certified one-word comparison, each resolved
+/// exactly with further words in the rare case the certified bounds do not decide.
+/// Every trial draws exactly [`words_per_sample`](Self::words_per_sample) words (1 when
+/// `τ ≤ 64` is a reference scale, e.g. an integer up to 32; else 2 up to `τ = 2³⁷`, 3
+/// above), a function of the scale alone; a rejected trial (probability below 0.09)
+/// is repeated, and the number of trials is independent of the accepted value. So,
+/// except on the fallback event (probability per sample below `2⁻⁴⁰·²`, the bound of
 /// [`DiscreteLaplace`]), the words drawn are `N·words_per_sample` with `N` independent
-/// of the sample (`N = 1` below `τ = 64`). The output distribution is exact; no
-/// floating point is involved.
+/// of the sample. The output distribution is exact; no floating point is involved.
 ///
 /// ```
 /// use dpmech::sampling::{OneSidedGeometric, Rational};
@@ -40,7 +40,7 @@ impl OneSidedGeometric {
     /// The geometric distribution with `α = exp(−1/scale)`.
     pub fn new(scale: Rational) -> Self {
         Self {
-            tables: DiscreteLaplace::new(scale),
+            tables: DiscreteLaplace::one_sided(scale),
         }
     }
 
@@ -50,7 +50,7 @@ impl OneSidedGeometric {
     }
 
     /// Words drawn per trial (outside the fallback event); a sample takes `N ≥ 1`
-    /// trials, `N` independent of its value (`N = 1` below `τ = 64`).
+    /// trials, `N` independent of its value (`N = 1` when one word suffices).
     pub fn words_per_sample(&self) -> usize {
         self.tables.words_per_trial()
     }

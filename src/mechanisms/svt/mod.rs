@@ -45,7 +45,7 @@
 //!
 //! **Timing.** The number of noise draws per query is data-independent, and each
 //! discrete Laplace draw consumes a number of random words independent of its value
-//! (except on a fallback event of probability `< 2⁻⁴⁰·²⁸`, see
+//! (except on a fallback event of probability `< 2⁻⁴⁰·²`, see
 //! [`crate::sampling::DiscreteLaplace`]).
 //!
 //! **Accuracy.** [`above_threshold_alpha`], [`sparse_alpha`] and

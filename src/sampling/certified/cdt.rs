@@ -3,7 +3,7 @@
 //! path and exact comparisons of a lazy uniform for the rest.
 
 use super::bigint::Big;
-use super::guide::{Guide, GuideView};
+use super::guide::Guide;
 use super::interval::{Interval, exp_neg};
 use super::lazy_uniform::LazyUniform;
 use super::threshold::{CONSTRUCTION_BITS, Threshold, Thresholds, Weights};
@@ -157,13 +157,6 @@ impl Cdt {
         }
     }
 
-    /// The guide table's arrays for a batch of [`GuideView::locate`] look-ups, when the
-    /// table has a guide.
-    #[inline]
-    pub(crate) fn guide_view(&self) -> Option<GuideView<'_>> {
-        self.guide.as_ref().map(Guide::view)
-    }
-
     /// Whether `u`, of which `certain` thresholds are certainly above, decides the table:
     /// `u > hi[certain]`, or past the last entry, the table is complete (the open tail
     /// is not).
@@ -255,6 +248,11 @@ pub(crate) mod probe {
     ) -> bool {
         let mut lazy = LazyUniform::new(u, table.width as u64);
         table.thresholds.exact_less(&mut lazy, c, bits)
+    }
+
+    /// The bytes of the table's arrays: bounds and guide (the memory bound's test).
+    pub(crate) fn heap_bytes(table: &Cdt) -> usize {
+        8 * (table.lo.len() + table.hi.len()) + table.guide.as_ref().map_or(0, |g| g.heap_bytes())
     }
 
     /// Whether the certain count comes from a guide table.

@@ -81,6 +81,12 @@ pub(super) struct Guide {
 }
 
 impl Guide {
+    /// The bytes of its arrays (the tests' memory bound).
+    #[cfg(test)]
+    pub(super) fn heap_bytes(&self) -> usize {
+        2 * self.base.len() + 8 * (self.padded.len() + self.decide.len())
+    }
+
     /// The guide of a table, if every bucket of one of the two kinds straddles at most
     /// `MAX_SPAN` entries.
     pub(super) fn new(lo: &[u64], hi: &[u64], complete: bool, width: u32) -> Option<Self> {

@@ -29,7 +29,6 @@ pub(crate) use bigint::Big;
 pub(crate) use cdt::Cdt;
 #[cfg(test)]
 pub(crate) use cdt::probe;
-pub(crate) use guide::GuideView;
 #[cfg(test)]
 pub(crate) use guide::LOG_GUIDE_BITS;
 #[cfg(test)]
