@@ -49,6 +49,21 @@ pub(crate) fn check_sensitivity(value: f64) -> Result<f64, Error> {
     }
 }
 
+/// Validates the number of values `k` of k-ary randomized response (the mechanism, and
+/// its PLD in [`composition::pld`](crate::composition::pld)); here, below both, so the
+/// accounting layer does not import from `mechanisms`: at least 2.
+pub(crate) fn check_categories(k: u64) -> Result<u64, Error> {
+    if k >= 2 {
+        Ok(k)
+    } else {
+        Err(Error::InvalidParameter {
+            name: "k",
+            value: k as f64,
+            reason: "randomized response needs at least 2 values",
+        })
+    }
+}
+
 macro_rules! parameter {
     ($(#[$doc:meta])* $name:ident, $check:ident) => {
         $(#[$doc])*

@@ -10,7 +10,6 @@
 //!   quantile of χ²((rows − 1)(columns − 1)) (statrs): the new sampler passes, the
 //!   looping one fails.
 
-
 use crate::common::{ALPHA, Counting};
 use dpmech::audit::{Auditor, Verdict};
 use dpmech::sampling::{DiscreteLaplace, OneSidedGeometric, Rational, bernoulli_ratio, uniform_below};

@@ -1,7 +1,6 @@
 //! The Laplace and geometric mechanisms: output distribution on the grid, the float-leak
 //! property, input validation before any randomness, saturation, pinned values.
 
-
 use crate::common::{Counting, chi_square, discrete_laplace_fit};
 use dpmech::{Error, Geometric, Laplace, PrivacyLoss};
 use rand_chacha::ChaCha20Rng;

@@ -3,10 +3,10 @@
 //! not once per file). Run one file's tests with
 //! `cargo test --test main -- FILE::` (e.g. `accountant_modes::`).
 
-mod common;
 mod accountant_modes;
 mod audit_reference;
 mod bounded_time;
+mod common;
 mod composition;
 mod composition_optimal;
 mod draw_independence;

@@ -2,7 +2,6 @@
 //! fixed seeds), unbiased estimators, and privacy-loss audits (`dpmech::audit`) with
 //! negative controls.
 
-
 use crate::common::chi_square;
 use dpmech::audit::Auditor;
 use dpmech::composition::pld::{Grid, Pld};

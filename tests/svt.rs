@@ -11,7 +11,6 @@
 //! with probability at most α (default 10⁻⁶), so a FAIL of a negative control is a
 //! statistical proof that its claim is false.
 
-
 use crate::common::Counting;
 use dpmech::audit::{AuditReport, Auditor};
 use dpmech::mechanisms::svt::{above_threshold_alpha, numeric_sparse_alpha, sparse_alpha};

@@ -3,7 +3,7 @@
 //! not once per file). Run one file's tests with
 //! `cargo test --test main -- FILE::` (e.g. `cluster::`).
 
-mod common;
 mod cluster;
+mod common;
 mod processes;
 mod shared_ledger;

@@ -3,7 +3,6 @@
 //! release survives the loss of an executor mid-flight with bit-identical values.
 //! Every process the tests start is killed when its guard drops, pass or fail.
 
-
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

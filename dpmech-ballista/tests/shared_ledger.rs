@@ -2,7 +2,6 @@
 //! ledger (the embedded file of `dpmech-ledger`): releases from both count against one
 //! budget, each recorded with who charged, and the budget survives both sessions.
 
-
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -3,7 +3,6 @@
 //! at most L0 chances, not one per key; and δ must lie in (0, 1), refused before any
 //! charge on every path.
 
-
 use std::collections::HashSet;
 
 use crate::common::{key, keyed_rows, release, runtime, session_with};

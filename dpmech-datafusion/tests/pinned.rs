@@ -10,7 +10,6 @@
 //! `ln(β(1+r)/2)/ln r − 1` with `r = e^(−ε/Δ)`, whose `ln r` of an `r` within 10⁻⁸ of 1
 //! lost eight digits; every released value is unchanged.
 
-
 use std::sync::Arc;
 
 use crate::common::{memory_table, runtime};

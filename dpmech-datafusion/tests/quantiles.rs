@@ -2,7 +2,6 @@
 //! `dp_median` (exact bounded histograms per cell, permute-and-flip over the grid's
 //! edges at the client).
 
-
 use std::sync::Arc;
 
 use crate::common::{

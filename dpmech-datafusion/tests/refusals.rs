@@ -3,7 +3,6 @@
 //! thresholds representable) before the charge, on the builder, SQL and DataFrame
 //! paths; and no combination of extreme bounds panics.
 
-
 use std::sync::Arc;
 
 use crate::common::{memory_table, runtime, session_with};

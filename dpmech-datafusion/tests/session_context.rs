@@ -2,7 +2,6 @@
 //! cancelled mid-flight, it leaves the context exactly as it was, and several private
 //! sessions can share clones of one context.
 
-
 use std::sync::Arc;
 
 use crate::common::{key, keyed_rows, runtime, session_with};

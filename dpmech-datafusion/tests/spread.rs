@@ -3,7 +3,6 @@
 //! their squares — with noise at the client) and `dp_bounds` (a bounded histogram over
 //! signed powers of two, thresholded at the client).
 
-
 use std::sync::Arc;
 
 use crate::common::{

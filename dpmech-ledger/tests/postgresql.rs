@@ -2,7 +2,6 @@
 //! scratch directory, `postgres` on 127.0.0.1): resume, shares, eight processes on
 //! separate connections, the server stopped mid-session, an edited ledger.
 
-
 use crate::common::{
     CONCURRENT_BUDGET, PgServer, Scratch, UNIT, WORKER, check_concurrent, concurrent_worker, kind,
     spawn_worker,

@@ -61,7 +61,6 @@ pub(crate) use laplace::{check_all_finite, check_finite};
 pub use mechanism::Mechanism;
 pub use monotonicity::Monotonicity;
 pub use noisy_max::ReportNoisyMax;
-pub(crate) use randomized_response::check_categories;
 pub use randomized_response::{KaryRandomizedResponse, RandomizedResponse};
 pub use svt::{
     AboveThreshold, Answer, NumericAnswer, NumericSparse, NumericStandardSvt, Sparse, StandardSvt,

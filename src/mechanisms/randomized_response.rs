@@ -1,6 +1,6 @@
 //! Randomized response: binary (any ε), the coin-flip protocol (ln 3), and k-ary.
 
-use crate::privacy::{PrivacyLoss, check_epsilon, round};
+use crate::privacy::{PrivacyLoss, check_categories, check_epsilon, round};
 use crate::sampling::{BitSource, KeepCoin, uniform_below_bits};
 use crate::{CryptoRng, Error};
 
@@ -196,20 +196,6 @@ pub struct KaryRandomizedResponse {
     num: u128,
     den: u128,
     coin: KeepCoin,
-}
-
-/// Validates the number of values `k` of k-ary randomized response (the mechanism, and
-/// its PLD in [`composition::pld`](crate::composition::pld)): at least 2.
-pub(crate) fn check_categories(k: u64) -> Result<u64, Error> {
-    if k >= 2 {
-        Ok(k)
-    } else {
-        Err(Error::InvalidParameter {
-            name: "k",
-            value: k as f64,
-            reason: "randomized response needs at least 2 values",
-        })
-    }
 }
 
 impl KaryRandomizedResponse {

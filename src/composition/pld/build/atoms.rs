@@ -8,7 +8,7 @@ use crate::Error;
 use crate::composition::closed::ClosedForms;
 use crate::composition::pld::dist::Dist;
 use crate::composition::pld::{Grid, Pld};
-use crate::mechanisms::check_categories;
+use crate::privacy::check_categories;
 use crate::privacy::{PrivacyLoss, check_delta, round};
 
 impl Pld {
