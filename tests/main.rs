@@ -23,6 +23,7 @@ mod proptest_inputs;
 mod quantile;
 mod randomized_response;
 mod rdp;
+mod reference;
 mod sampling_distribution;
 mod selection;
 mod sensitivity;

@@ -9,8 +9,7 @@ use dpmech::mechanisms::analytic_gaussian_delta;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-#[path = "reference/subsampled.rs"]
-mod reference;
+use crate::reference::subsampled as reference;
 use reference::{SubsampledGaussianLower, smallest};
 
 fn grid(exp: i32) -> Grid {

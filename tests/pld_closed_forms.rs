@@ -10,12 +10,10 @@ use dpmech::composition::rdp::RdpCurve;
 use dpmech::composition::{advanced, optimal, zcdp};
 use dpmech::mechanisms::analytic_gaussian_delta;
 
-#[path = "reference/subsampled.rs"]
-mod reference;
+use crate::reference::subsampled as reference;
 use reference::{epsilon_for, smallest, tilted_k_fold};
 
-#[path = "reference/double_double.rs"]
-mod double_double;
+use crate::reference::double_double;
 use double_double::Dd;
 
 /// An independent **lower** bound on the exact ε(δ) of `k` Laplace releases at ε per

@@ -4,8 +4,7 @@
 //! below the exact bracket of the PLD tests, and the conversion never below the exact
 //! (ε, δ) where it is known.
 
-#[path = "reference/subsampled.rs"]
-mod reference;
+use crate::reference::subsampled as reference;
 
 use dpmech::composition::pld::{Grid, Pld};
 use dpmech::composition::rdp::{ORDERS, RdpCurve};
