@@ -216,13 +216,13 @@ fn contribution_bounds(
     let mut error_curves: Vec<Vec<svg::Series>> = epsilons.iter().map(|_| vec![]).collect();
     for &linf in &linfs {
         let mut dropped = svg::Series {
-            name: format!("L∞ = {linf} visits per day"),
+            name: format!("L∞ = {linf} visit{} per day", if linf == 1 { "" } else { "s" }),
             points: vec![],
         };
         let mut errors: Vec<svg::Series> = epsilons
             .iter()
             .map(|_| svg::Series {
-                name: format!("L∞ = {linf} visits per day"),
+                name: format!("L∞ = {linf} visit{} per day", if linf == 1 { "" } else { "s" }),
                 points: vec![],
             })
             .collect();
