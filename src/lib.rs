@@ -244,3 +244,19 @@ pub use rng::{CryptoRng, DefaultRng, InsecureSimulationRng};
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The analysts' guide's core chapters (`docs/guide/`): each Rust block is a doctest.
+/// The chapters that use SQL are tested in `dpmech-datafusion` and `dpmech-ballista`.
+#[doc = include_str!("../docs/guide/03-epsilon-and-budget.md")]
+#[cfg(doctest)]
+pub struct GuideEpsilonAndBudget;
+
+/// The guide's chapter on reading a release.
+#[doc = include_str!("../docs/guide/05-reading-a-release.md")]
+#[cfg(doctest)]
+pub struct GuideReadingARelease;
+
+/// The guide's chapter on what dpmech protects against.
+#[doc = include_str!("../docs/guide/07-what-it-protects.md")]
+#[cfg(doctest)]
+pub struct GuideWhatItProtects;

@@ -132,3 +132,9 @@ pub async fn csv_table(
     ctx.register_csv("t", path, options).await?;
     Ok(ctx.table_provider("t").await?)
 }
+
+/// The analysts' guide's chapter on running on a cluster (`docs/guide/06-cluster.md`):
+/// its Rust block is a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/06-cluster.md")]
+pub struct GuideCluster;

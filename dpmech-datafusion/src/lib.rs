@@ -148,3 +148,19 @@ pub use query::{
     Aggregate, ContributionBounds, DEFAULT_QUANTILE_BINS, GroupedQuery, Keys, MAX_QUANTILE_BINS,
 };
 pub use release::{PrivateSession, Release, ReleasedRow};
+
+/// The analysts' guide's chapters that use private SQL (`docs/guide/`): each Rust
+/// block is a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/01-first-release.md")]
+pub struct GuideFirstRelease;
+
+/// The guide's chapter on the privacy unit and contribution bounds.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/02-privacy-unit.md")]
+pub struct GuidePrivacyUnit;
+
+/// The guide's chapter on public keys and partition selection.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/04-keys.md")]
+pub struct GuideKeys;

@@ -18,8 +18,57 @@ pub fn plot_dir() -> PathBuf {
     PathBuf::from(target).join("plots")
 }
 
-/// Writes a line plot with log-scaled axes where asked; returns the file's path.
+/// Writes a line plot with log-scaled axes where asked into [`plot_dir`]; returns the
+/// file's path.
 pub fn line_plot(
+    file: &str,
+    title: &str,
+    x_axis: (&str, bool),
+    y_axis: (&str, bool),
+    series: &[Series],
+) -> std::io::Result<PathBuf> {
+    line_plot_in(&plot_dir(), file, title, x_axis, y_axis, series)
+}
+
+/// Tick positions (in axis units: log10 of the value on a log axis) for `[lo, hi]`:
+/// on a log axis spanning at least a decade, the values 1, 2, 5 × 10ᵏ (only 10ᵏ beyond
+/// three decades) inside the range; otherwise multiples of a round step.
+fn ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return vec![];
+    }
+    if log && hi - lo >= 0.99 {
+        let steps: &[f64] = if hi - lo > 3.0 { &[1.0] } else { &[1.0, 2.0, 5.0] };
+        let mut out = vec![];
+        for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
+            for &m in steps {
+                let t = (m * 10f64.powi(k)).log10();
+                if t >= lo - 1e-9 && t <= hi + 1e-9 {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    } else if hi > lo {
+        // A round step (1, 2 or 5 × 10ᵏ) giving four to ten ticks inside the range.
+        let raw = (hi - lo) / 5.0;
+        let power = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * power)
+            .find(|&s| (hi - lo) / s <= 10.0)
+            .unwrap_or(10.0 * power);
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        (first..=last).map(|i| i as f64 * step).collect()
+    } else {
+        vec![lo]
+    }
+}
+
+/// [`line_plot`] into the directory `dir` (created if missing).
+pub fn line_plot_in(
+    dir: &std::path::Path,
     file: &str,
     title: &str,
     (x_label, log_x): (&str, bool),
@@ -35,7 +84,9 @@ pub fn line_plot(
     let ty = |v: f64| if log_y { v.log10() } else { v };
     let all = series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in all {
+    // A point a log axis cannot show (a value ≤ 0) is left out of the plot.
+    let shown = |&(x, y): &(f64, f64)| tx(x).is_finite() && ty(y).is_finite();
+    for &(x, y) in all.filter(|p| shown(p)) {
         x0 = x0.min(tx(x));
         x1 = x1.max(tx(x));
         y0 = y0.min(ty(y));
@@ -64,20 +115,19 @@ pub fn line_plot(
         svg,
         r#"<path d="M{ax0},{ay1} L{ax0},{ay0} L{ax1},{ay0}" stroke="black" fill="none"/>"#
     );
-    for i in 0..=5 {
-        let f = i as f64 / 5.0;
-        let (vx, vy) = (x0 + f * (x1 - x0), y0 + f * (y1 - y0));
-        let (lx, ly) = (
-            if log_x { 10f64.powf(vx) } else { vx },
-            if log_y { 10f64.powf(vy) } else { vy },
-        );
-        let (gx, gy) = (ax0 + f * (ax1 - ax0), ay0 - f * (ay0 - ay1));
+    for vx in ticks(x0, x1, log_x) {
+        let lx = if log_x { 10f64.powf(vx) } else { vx };
+        let gx = ax0 + (vx - x0) / (x1 - x0).max(1e-300) * (ax1 - ax0);
         let _ = writeln!(
             svg,
             r##"<line x1="{gx}" y1="{ay0}" x2="{gx}" y2="{ay1}" stroke="#ddd"/><text x="{gx}" y="{}" text-anchor="middle">{}</text>"##,
             ay0 + 16.0,
             label(lx)
         );
+    }
+    for vy in ticks(y0, y1, log_y) {
+        let ly = if log_y { 10f64.powf(vy) } else { vy };
+        let gy = ay0 - (vy - y0) / (y1 - y0).max(1e-300) * (ay0 - ay1);
         let _ = writeln!(
             svg,
             r##"<line x1="{ax0}" y1="{gy}" x2="{ax1}" y2="{gy}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
@@ -103,6 +153,7 @@ pub fn line_plot(
         let path: Vec<String> = s
             .points
             .iter()
+            .filter(|p| shown(p))
             .map(|&(x, y)| format!("{:.2},{:.2}", px(x), py(y)))
             .collect();
         let _ = writeln!(
@@ -110,7 +161,7 @@ pub fn line_plot(
             r#"<polyline points="{}" stroke="{colour}" stroke-width="2" fill="none"/>"#,
             path.join(" ")
         );
-        for &(x, y) in &s.points {
+        for &(x, y) in s.points.iter().filter(|p| shown(p)) {
             let _ = writeln!(
                 svg,
                 r#"<circle cx="{:.2}" cy="{:.2}" r="3" fill="{colour}"/>"#,
@@ -130,8 +181,7 @@ pub fn line_plot(
         );
     }
     svg.push_str("</svg>\n");
-    let dir = plot_dir();
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir)?;
     let path = dir.join(file);
     std::fs::write(&path, svg)?;
     Ok(path)
