@@ -169,13 +169,17 @@ fn optimal_epsilon_is_valid_and_within_1e9_of_the_exact_one() {
     }
 }
 
-/// Runs `f` and checks it returned within one second (these are hang checks for
-/// public inputs, not performance targets: the slowest case takes a few hundred ms).
-fn within_a_second<T>(what: &str, f: impl FnOnce() -> T) -> T {
+/// Runs `f` and checks it returned within ten seconds. These are hang checks for public
+/// inputs (an unbounded search, a loop in k), not performance targets: the slowest case
+/// takes a few hundred ms on a quiet machine (`optimal::max_epsilon_per_step` at
+/// k = 2²⁶ − 1, printed as the slowest), 1.16 s was seen with the whole suite running
+/// beside it on two loaded cores, and a hang does not end at all. Wall time is the only
+/// clock `std` offers, so the bound leaves room for a shared machine.
+fn without_hanging<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
     let took = start.elapsed();
-    assert!(took < Duration::from_secs(1), "{what} took {took:?}");
+    assert!(took < Duration::from_secs(10), "{what} took {took:?}");
     out
 }
 
@@ -193,7 +197,7 @@ fn answers_or_refuses(what: &str, r: Result<f64, Error>) {
 }
 
 #[test]
-fn extreme_public_parameters_answer_or_refuse_within_a_second() {
+fn extreme_public_parameters_answer_or_refuse_without_hanging() {
     let tiny = f64::from_bits(1); // 2⁻¹⁰⁷⁴
     let ks = [
         1u64,
@@ -234,7 +238,7 @@ fn extreme_public_parameters_answer_or_refuse_within_a_second() {
                 for (name, call) in calls {
                     let what = format!("{name}(k={k}, {e:e}, {d:e})");
                     let start = Instant::now();
-                    answers_or_refuses(&what, within_a_second(&what, call));
+                    answers_or_refuses(&what, without_hanging(&what, call));
                     let took = start.elapsed();
                     if took > slowest.0 {
                         slowest = (took, what);
@@ -258,7 +262,7 @@ fn frequency_estimates_do_not_wrap_around_near_u64_max() {
     // for the same proportions at a small scale.
     let big = [u64::MAX, u64::MAX / 2, u64::MAX / 2];
     let small = [2u64, 1, 1];
-    let a = within_a_second("estimate_frequencies", || rr.estimate_frequencies(&big)).unwrap();
+    let a = without_hanging("estimate_frequencies", || rr.estimate_frequencies(&big)).unwrap();
     let b = rr.estimate_frequencies(&small).unwrap();
     for (x, y) in a.iter().zip(&b) {
         assert!((x - y).abs() < 1e-12, "{a:?} vs {b:?}");
