@@ -353,7 +353,7 @@ async fn engine_plan(
         fingerprint
             .call(vec![column(&table.unit)])
             .alias(columns::FINGERPRINT),
-        group_key.alias(columns::GROUP),
+        group_key.clone().alias(columns::GROUP),
     ];
     for (j, v) in values.iter().enumerate() {
         let grid = ScalarUDF::new_from_impl(GridUnits::new(
@@ -391,14 +391,30 @@ async fn engine_plan(
         None,
     )?;
     // Public keys: each grouping column restricted to the values it takes in the keys
-    // (exactly the keys for one column; for several, a superset that the release then
-    // narrows to the listed cells).
+    // (exactly the keys for one column, and for several whose keys are the product of
+    // those values); for several columns whose keys are not a product, also the tuple's
+    // text restricted to the listed tuples, so that no row of an unlisted combination
+    // reaches the bounding and spends one of its unit's L0 slots.
     if let Keys::Public(keys) = &query.keys {
+        let mut combinations = 1usize;
         for (i, (name, data_type)) in group_columns.iter().enumerate() {
             let mut values: Vec<String> = keys.iter().map(|k| k[i].clone()).collect();
             values.sort();
             values.dedup();
+            combinations = combinations.saturating_mul(values.len());
             rows = rows.filter(public_key_filter(name, data_type, &values))?;
+        }
+        if group_columns.len() > 1 {
+            let mut tuples: Vec<String> = keys.iter().map(|k| cell_text(k)).collect();
+            tuples.sort();
+            tuples.dedup();
+            if tuples.len() < combinations {
+                rows = rows.filter(
+                    group_key
+                        .clone()
+                        .in_list(tuples.iter().map(|t| lit(t.as_str())).collect(), false),
+                )?;
+            }
         }
     }
     let rows = state
