@@ -20,6 +20,16 @@ Run from the repository root (needs `pip install 'opendp==0.16.*' numpy`):
 dpmech's side is `cargo run --release -p dpmech --example quantile_compare -- DATA RELEASES SMALL`
 (only the core crate: the workspace's other members would build DataFusion),
 which this script calls. Not part of CI.
+
+With `--side sql` dpmech's side is the private SQL path instead (issue 42 §2):
+`cargo run --profile test --example quantile_sql -- DATA RELEASES SMALL BINS` (the
+DataFusion crate's example, q in {0.5, 0.9}, one record per unit, `BINS` bins over
+[0, 3600], default 65536), and `--opendp-step 0.01` gives OpenDP the issue's candidates
+(0, 0.01, ..., 3600). `--save-opendp FILE` / `--load-opendp FILE` keep OpenDP's rows
+between runs. The issue's table:
+
+    python3 benches/compare/quantiles_opendp.py --side sql --levels 0.5,0.9 \
+        --releases 40 --small 200 --opendp-step 0.01
 """
 
 import argparse
@@ -55,15 +65,16 @@ def errors(sorted_x, q, value):
     return rank, abs(value - truth), truth
 
 
-def opendp_side(x, releases, small):
+def opendp_side(x, releases, small, step, levels):
     dp.enable_features("contrib")
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-    candidates = [float(j) for j in range(BINS + 1)]
+    count_candidates = int(round(UPPER / step))
+    candidates = [j * UPPER / count_candidates for j in range(count_candidates + 1)]
     rows = []
     for data, count in ((x, releases), (x[:1000], small)):
         sorted_x = np.sort(data)
         for eps in EPSILONS:
-            for q in LEVELS:
+            for q in levels:
                 # eps = 2 max(q, 1-q) / scale for OpenDP's exponential mechanism (Gumbel
                 # report-noisy-max on the integerised rank score).
                 scale = 2.0 * max(q, 1.0 - q) / eps
@@ -85,12 +96,17 @@ def opendp_side(x, releases, small):
     return rows
 
 
-def dpmech_side(path, releases, small):
-    out = subprocess.run(
-        ["cargo", "run", "--quiet", "--release", "-p", "dpmech", "--example", "quantile_compare", "--", path, str(releases),
-         str(small)],
-        check=True, capture_output=True, text=True,
-    ).stdout
+def dpmech_side(path, releases, small, side, bins):
+    if side == "sql":
+        command = ["cargo", "run", "--quiet", "--profile", "test", "--example", "quantile_sql", "--", path,
+                   str(releases), str(small), str(bins)]
+    else:
+        command = ["cargo", "run", "--quiet", "--release", "-p", "dpmech", "--example", "quantile_compare", "--",
+                   path, str(releases), str(small)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("time"):
+            print(line)
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -99,19 +115,37 @@ def main():
     parser.add_argument("--releases", type=int, default=200)
     parser.add_argument("--small", type=int, default=2000)
     parser.add_argument("--data", default="/tmp/dpmech_durations.f64")
+    parser.add_argument("--side", choices=["core", "sql"], default="core")
+    parser.add_argument("--bins", type=int, default=65536, help="dpmech's bins on the sql side")
+    parser.add_argument("--opendp-step", type=float, default=UPPER / BINS, help="OpenDP's candidate spacing")
+    parser.add_argument("--levels", default=",".join(str(q) for q in LEVELS))
+    parser.add_argument("--save-opendp")
+    parser.add_argument("--load-opendp")
     args = parser.parse_args()
+    levels = [float(q) for q in args.levels.split(",")]
     if not os.path.exists(args.data):
         write_data(args.data)
     x = np.fromfile(args.data, dtype="<f8")
-    ours = {(r["n"], r["eps"], r["q"]): r for r in dpmech_side(args.data, args.releases, args.small)}
-    theirs = opendp_side(x, args.releases, args.small)
+    if args.load_opendp:
+        with open(args.load_opendp) as f:
+            theirs = json.load(f)
+    else:
+        theirs = opendp_side(x, args.releases, args.small, args.opendp_step, levels)
+        if args.save_opendp:
+            with open(args.save_opendp, "w") as f:
+                json.dump(theirs, f)
+    ours = {(r["n"], r["eps"], r["q"]): r
+            for r in dpmech_side(args.data, args.releases, args.small, args.side, args.bins)}
+    ours_grid = f"{args.bins} bins (SQL)" if args.side == "sql" else f"{BINS} one-second bins"
     print(f"opendp {dp.__version__ if hasattr(dp, '__version__') else ''}: {args.releases} releases per row "
-          f"at n = 10^6, {args.small} at n = 10^3; candidates = the {BINS + 1} edges of {BINS} one-second bins; "
-          f"median absolute error (mean in brackets)")
+          f"at n = 10^6, {args.small} at n = 10^3; OpenDP candidates every {args.opendp_step} s, dpmech "
+          f"{ours_grid}; median absolute error (mean in brackets)")
     print("| n | ε | q | truth (s) | OpenDP ranks | dpmech ranks | OpenDP s | dpmech s |")
     print("|---|---|---|---|---|---|---|---|")
     for t in theirs:
-        o = ours[(t["n"], t["eps"], t["q"])]
+        o = ours.get((t["n"], t["eps"], t["q"]))
+        if o is None:
+            continue
         print(f"| {t['n']} | {t['eps']} | {t['q']} | {t['truth']:.2f} "
               f"| {t['rank']:.1f} ({t['rank_mean']:.2f}) | {o['rank']:.1f} ({o['rank_mean']:.2f}) "
               f"| {t['seconds']:.2f} ({t['seconds_mean']:.2f}) | {o['seconds']:.2f} ({o['seconds_mean']:.2f}) |")

@@ -2,7 +2,8 @@
 //! → `GROUP BY` of the exact partials) where a [`PlanRunner`] says — on this node
 //! ([`LocalRunner`]) or on a cluster's executors (the `dpmech-ballista` crate) — and the
 //! client reads the per-group exact integer partials — count, distinct units, one sum
-//! per value column — into [`Partials`], the only data the noise stage sees.
+//! per value column, sums of squares — into [`Partials`], and the histograms' non-empty
+//! bins into [`Histograms`]: the only data the noise stage sees.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,9 +58,26 @@ pub(crate) fn decode_tuple(mut text: &str) -> Option<Vec<Option<String>>> {
     Some(parts)
 }
 
-/// Per group, its exact partials (module [`columns::partial`](crate::columns::partial)
-/// gives their order).
+/// Per group, its exact scalar partials (module
+/// [`columns::partial`](crate::columns::partial) gives their order).
 pub(crate) type Partials = HashMap<GroupKey, Vec<i64>>;
+
+/// Per group, the exact counts of its histograms' non-empty bins: `(bin, count)`, the
+/// bin's index among the bins of all histograms, by bin.
+pub(crate) type Histograms = HashMap<GroupKey, Vec<(u32, u64)>>;
+
+/// The counts of bins `first..first + bins` of a cell's histograms, dense (empty bins 0).
+pub(crate) fn dense_counts(cell: &[(u32, u64)], first: usize, bins: usize) -> Vec<u64> {
+    let mut counts = vec![0u64; bins];
+    let start = cell.partition_point(|&(b, _)| (b as usize) < first);
+    for &(b, c) in &cell[start..] {
+        match (b as usize).checked_sub(first) {
+            Some(i) if i < bins => counts[i] = c,
+            _ => break,
+        }
+    }
+    counts
+}
 
 /// The bytes a cell's noise is keyed by (NULL differs from every string).
 pub(crate) fn cell_bytes(key: &GroupKey) -> &[u8] {
@@ -107,35 +125,57 @@ impl PlanRunner for LocalRunner {
     }
 }
 
-/// Runs `plan` with `runner` and reads its rows `(group, count, units, sums…)` into
-/// partials.
+/// Runs `plan` with `runner` and reads its rows `(group, kind, count, units, sums…,
+/// bin count)` into partials and histograms.
 pub(crate) async fn exact_partials(
     plan: Arc<dyn ExecutionPlan>,
     state: &SessionState,
     runner: &dyn PlanRunner,
-) -> Result<Partials, DpError> {
+) -> Result<(Partials, Histograms), DpError> {
     let batches = runner.collect(plan, state).await?;
     read_partials(&batches)
 }
 
-/// The partials of the final aggregation's batches.
-pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<Partials, DpError> {
-    let mut out = HashMap::new();
+/// The partials and histograms of the final aggregation's batches: a row of kind
+/// [`SCALARS`](crate::columns::SCALARS) holds a group's scalar partials, any other a
+/// bin's count (module `columns`).
+pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<(Partials, Histograms), DpError> {
+    let mut partials = HashMap::new();
+    let mut histograms: Histograms = HashMap::new();
     for batch in batches {
+        if batch.num_columns() < 3 {
+            return Err(crate::error::internal(
+                "partial rows have a group, a kind and a bin count",
+            ));
+        }
         let keys = cast(batch.column(0), &DataType::Utf8)?;
         let keys = keys
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| crate::error::internal("group keys must read as text"))?;
-        let columns: Vec<Vec<i64>> = (1..batch.num_columns())
+        let kinds = saturating_i64(batch.column(1))?;
+        let last = batch.num_columns() - 1;
+        let columns: Vec<Vec<i64>> = (2..last)
             .map(|c| saturating_i64(batch.column(c)))
             .collect::<Result<_, DpError>>()?;
+        let bin_counts = saturating_i64(batch.column(last))?;
         for row in 0..batch.num_rows() {
             let k = (!keys.is_null(row)).then(|| keys.value(row).to_string());
-            out.insert(k, columns.iter().map(|c| c[row]).collect());
+            match u32::try_from(kinds[row]) {
+                Ok(bin) => histograms
+                    .entry(k)
+                    .or_default()
+                    .push((bin, bin_counts[row].max(0) as u64)),
+                Err(_) => {
+                    partials.insert(k, columns.iter().map(|c| c[row]).collect());
+                }
+            }
         }
     }
-    Ok(out)
+    for cell in histograms.values_mut() {
+        cell.sort_unstable();
+    }
+    Ok((partials, histograms))
 }
 
 /// An integer column (Int64 counts, DECIMAL(38, 0) sums) as `i64`, nulls as 0 and
@@ -182,6 +222,15 @@ mod tests {
         for bad in ["x", "V2:a", "V:a", "N", "V1a"] {
             assert_eq!(decode_tuple(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn dense_counts_read_one_histogram_out_of_the_sparse_bins() {
+        let cell = [(0, 4), (3, 1), (5, 2), (6, 9), (9, 7)];
+        assert_eq!(dense_counts(&cell, 3, 4), vec![1, 0, 2, 9]);
+        assert_eq!(dense_counts(&cell, 7, 2), vec![0, 0]);
+        assert_eq!(dense_counts(&cell, 0, 2), vec![4, 0]);
+        assert_eq!(dense_counts(&[], 0, 3), vec![0, 0, 0]);
     }
 
     #[test]

@@ -15,10 +15,14 @@
 //!    from the release key — uniform-looking for every unit, fixed by the key and the
 //!    values alone), ties broken by the group's bytes — and lets each kept pair count
 //!    as `min(c, m)` rows of its own mean ([`pair_share`](partition::pair_share));
-//! 4. emits one row per group of the partition that at least one kept pair supports:
-//!    `(__g, __count, __units, __s0, …, __q0, …, __h0_0, …)`, exact integers that the final `GROUP BY __g`
-//!    of the engine sums. A group all of whose pairs were cut is not emitted, so it can
-//!    never become a candidate of partition selection (module `select`).
+//! 4. emits, for each group of the partition that at least one kept pair supports, one
+//!    row of scalar partials `(__g, __k = −1, __count, __units, __s0, …, __q0, …, __n =
+//!    NULL)` and one row per non-empty bin of its histograms `(__g, __k = bin, NULL, …,
+//!    __n = count)`: exact integers that the final `GROUP BY __g, __k` of the engine
+//!    sums. A histogram costs memory and rows per non-empty bin (a dense table only when
+//!    groups × bins is small), never a column per bin. A group all of whose pairs were
+//!    cut is not emitted, so it can never become a candidate of partition selection
+//!    (module `select`).
 //!
 //! The column names are those of module `columns`.
 //!
@@ -142,24 +146,22 @@ fn group_type(input: &DataType) -> DataType {
     }
 }
 
-/// The output schema for an input `(__f, __g, __v0, …, __b0, …)`.
+/// The output schema for an input `(__f, __g, __v0, …, __b0, …)`: the group, the row's
+/// kind (module `columns`), the scalar partials, the bin count.
 fn output_schema(input: &Schema, spec: &BoundSpec) -> SchemaRef {
     let mut fields = vec![
         Field::new(columns::GROUP, group_type(input.field(1).data_type()), true),
-        Field::new(columns::COUNT, DataType::Int64, false),
-        Field::new(columns::UNITS, DataType::Int64, false),
+        Field::new(columns::BIN, DataType::Int64, false),
+        Field::new(columns::COUNT, DataType::Int64, true),
+        Field::new(columns::UNITS, DataType::Int64, true),
     ];
     for j in 0..spec.records(input.fields().len()) {
-        fields.push(Field::new(columns::sum(j), DataType::Decimal128(38, 0), false));
+        fields.push(Field::new(columns::sum(j), DataType::Decimal128(38, 0), true));
     }
     for i in 0..spec.squares.len() {
-        fields.push(Field::new(columns::square(i), DataType::Decimal128(38, 0), false));
+        fields.push(Field::new(columns::square(i), DataType::Decimal128(38, 0), true));
     }
-    for (j, &bins) in spec.histograms.iter().enumerate() {
-        for b in 0..bins as usize {
-            fields.push(Field::new(columns::histogram(j, b), DataType::Int64, false));
-        }
-    }
+    fields.push(Field::new(columns::BIN_COUNT, DataType::Int64, true));
     Arc::new(Schema::new(fields))
 }
 
@@ -234,7 +236,10 @@ impl BoundContributionsExec {
         let fingerprint = datafusion::physical_expr::expressions::col(columns::FINGERPRINT, &input.schema())?;
         let full_schema = output_schema(&input.schema(), &spec);
         let records = spec.records(input.schema().fields().len());
+        // Bins are indexed over all histograms in 32 bits.
+        let all_bins: u64 = spec.histograms.iter().map(|&b| u64::from(b)).sum();
         if input.schema().fields().len() < 2 + spec.histograms.len()
+            || all_bins > u64::from(u32::MAX)
             || spec
                 .squares
                 .iter()

@@ -166,14 +166,17 @@ pub fn dp_sum(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
 }
 
 /// `dp_mean(column, lower, upper, ε)`: the mean of `column` per group, records read as
-/// for [`dp_sum`].
+/// for [`dp_sum`]: a noisy sum over a noisy count, ε/2 each. With a [`dp_variance`] or
+/// [`dp_stddev`] of the same column and bounds in the query, they share one noisy count
+/// and one noisy sum (module docs of [`GroupedQuery::variance`](crate::GroupedQuery::variance)).
 pub fn dp_mean(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
     udaf(DpFunction::Mean).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
 }
 
 /// `dp_variance(column, lower, upper, ε)`: the population variance of `column` per
 /// group, records read as for [`dp_sum`], from three noisy exact sums at ε/3 each
-/// ([`GroupedQuery::variance`](crate::GroupedQuery::variance)).
+/// ([`GroupedQuery::variance`](crate::GroupedQuery::variance)), shared with the
+/// [`dp_mean`]s and [`dp_stddev`]s of the same column and bounds in the query.
 pub fn dp_variance(column: Expr, lower: f64, upper: f64, epsilon: f64) -> Expr {
     udaf(DpFunction::Variance).call(vec![column, lit(lower), lit(upper), lit(epsilon)])
 }
@@ -198,6 +201,20 @@ pub fn dp_bounds(column: Expr, epsilon: f64) -> Expr {
 /// ([`GroupedQuery::quantile`](crate::GroupedQuery::quantile)).
 pub fn dp_quantile(column: Expr, lower: f64, upper: f64, q: f64, epsilon: f64) -> Expr {
     udaf(DpFunction::Quantile).call(vec![column, lit(lower), lit(upper), lit(q), lit(epsilon)])
+}
+
+/// `dp_quantile(column, lower, upper, q, ε, bins)`: [`dp_quantile`] on a grid of `bins`
+/// equal bins, up to [`MAX_QUANTILE_BINS`](crate::MAX_QUANTILE_BINS) (SQL's optional
+/// sixth argument).
+pub fn dp_quantile_on(column: Expr, lower: f64, upper: f64, q: f64, epsilon: f64, bins: u32) -> Expr {
+    udaf(DpFunction::Quantile).call(vec![
+        column,
+        lit(lower),
+        lit(upper),
+        lit(q),
+        lit(epsilon),
+        lit(i64::from(bins)),
+    ])
 }
 
 /// `dp_median(column, lower, upper, ε)`: [`dp_quantile`] at `q = 0.5`.

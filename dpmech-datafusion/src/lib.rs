@@ -28,7 +28,9 @@
 //!    `max_rows_per_group`-subset of a larger pair's records; variances also sum the
 //!    squares of the centred records, each pair as its own mean square.) The operator
 //!    emits exact per-group partials, for the groups a kept pair supports, that the
-//!    engine's `GROUP BY` sums.
+//!    engine's `GROUP BY` sums — histograms as one row per non-empty (group, bin), so a
+//!    quantile's grid of up to [`MAX_QUANTILE_BINS`] bins costs rows per non-empty bin,
+//!    not plan width.
 //! 3. **Exact aggregation.** Values are read by a public rule (NULL and NaN → the
 //!    bounds' NaN value, by default the midpoint — so does text that does not parse;
 //!    ±∞ and out-of-range values clamped) and summed as **integers** on a power-of-two
@@ -72,9 +74,9 @@
 //! | `columns.rs` | 2.–4. | the internal column names and the order of a group's partials |
 //! | `bound.rs` | 3. bound | `BoundContributionsExec`, the contribution-bounding operator, and its table provider |
 //! | `bound/partition.rs` | 3. bound | one partition's pass: buckets by fingerprint, each unit's pairs, L0 by keyed rank, L∞ by the pair's own mean (and mean square), or a keyed subset for histograms |
-//! | `aggregate.rs` | 4. aggregate | [`PlanRunner`] and [`LocalRunner`] (where the plan runs), reading the exact per-group partials, the text of a cell's key |
+//! | `aggregate.rs` | 4. aggregate | [`PlanRunner`] and [`LocalRunner`] (where the plan runs), reading the exact per-group partials and histogram bins, the text of a cell's key |
 //! | `select.rs` | 5. noise | partition selection for private keys |
-//! | `noise.rs` | 5. noise | per-cell noise, its calibration and 95 % intervals ([`ReleasedValue`]) |
+//! | `noise.rs` | 5. noise | per-cell noise, its calibration, the moments shared by a column's means and variances, and accuracy statements ([`ReleasedValue`], [`Accuracy`]) |
 //! | `release.rs` | 6. release | [`PrivateSession`]: plan → charge → execute → noise; [`Release`], [`ReleasedRow`] |
 //! | `suggest.rs` | before a release | [`PrivateSession::suggest_contribution_bounds`]: L0 and L∞ from the data, as DP quantiles |
 //! | `key.rs` | keys | [`ReleaseKey`], the derivation of the noise and bounding keys |
@@ -143,7 +145,7 @@ pub use aggregate::{LocalRunner, PlanRunner};
 pub use codec::DpmechCodec;
 pub use error::DpError;
 pub use key::ReleaseKey;
-pub use noise::ReleasedValue;
+pub use noise::{Accuracy, ReleasedValue};
 pub use query::{
     Aggregate, ContributionBounds, DEFAULT_QUANTILE_BINS, GroupedQuery, Keys, MAX_QUANTILE_BINS,
 };

@@ -15,9 +15,14 @@
 //!              grid_j(TRY_CAST(column_j AS DOUBLE)) [− centre_j] AS __v_j,
 //!              bin_i(TRY_CAST(column_i AS DOUBLE)) AS __b_i)
 //!   → repartition by __f → BoundContributionsExec                      (module bound)
-//!   → GROUP BY __g: SUM(__count), SUM(__units), SUM(__s_j), SUM(__q_i), SUM(__h_i_b)
+//!   → GROUP BY __g, __k: SUM(__count), SUM(__units), SUM(__s_j), SUM(__q_i), SUM(__n)
 //!                   as DECIMAL(38, 0)
 //! ```
+//!
+//! `__k` is −1 on a group's row of scalar partials and a bin's index on the rows of
+//! the histograms' non-empty bins (module `columns`), so a quantile's grid of up to
+//! [`MAX_QUANTILE_BINS`](crate::MAX_QUANTILE_BINS) bins costs rows per non-empty bin,
+//! not plan width.
 //!
 //! The key `__g` is the grouping column itself for one column, the one-to-one text of
 //! the columns' texts for several (`GroupKeyText`), and the empty text without `GROUP
@@ -41,7 +46,7 @@ use crate::bound::{BoundSpec, BoundedTable};
 use crate::columns;
 use crate::error::DpError;
 use crate::key::ReleaseKey;
-use crate::noise::{AggregateNoise, SpreadColumns};
+use crate::noise::{AggregateNoise, MomentBudgets, Moments, SpreadColumns};
 use crate::query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
 use crate::select::Selection;
 use crate::udf::{
@@ -72,8 +77,9 @@ pub(crate) struct ReleasePlan {
     pub(crate) public_keys: Option<Vec<String>>,
     /// The grouping columns and their types, in the query's order.
     pub(crate) group_columns: Vec<(String, DataType)>,
-    /// The number of a group's exact partials: the count, the units, a sum per record
-    /// column, a sum of squares per variance and a count per bin of each quantile grid.
+    /// The number of a group's exact scalar partials: the count, the units, a sum per
+    /// record column and a sum of squares per family of moments (the histograms' bins
+    /// are read apart).
     pub(crate) partials: usize,
     /// The engine's plan of the exact partials.
     pub(crate) physical: Arc<dyn ExecutionPlan>,
@@ -114,9 +120,9 @@ impl Binning {
     }
 }
 
-/// The index of the bin column of `column` binned by `binning` in `bins`, added if new,
-/// and the partial of its first bin, after `before` partials.
-fn bin_column(bins: &mut Vec<BinColumn>, column: &str, binning: Binning, before: usize) -> usize {
+/// The bin column of `column` binned by `binning` in `bins`, added if new: the index of
+/// its first bin among the bins of all histograms.
+fn bin_column(bins: &mut Vec<BinColumn>, column: &str, binning: Binning) -> usize {
     let index = match bins
         .iter()
         .position(|b| b.column == column && b.binning == binning)
@@ -130,7 +136,7 @@ fn bin_column(bins: &mut Vec<BinColumn>, column: &str, binning: Binning, before:
             bins.len() - 1
         }
     };
-    before + bins[..index].iter().map(|b| b.binning.bins()).sum::<usize>()
+    bins[..index].iter().map(|b| b.binning.bins()).sum::<usize>()
 }
 
 impl ReleasePlan {
@@ -162,16 +168,23 @@ impl ReleasePlan {
         }
         let mut values: Vec<ValueColumn> = Vec::new();
         let mut bins: Vec<BinColumn> = Vec::new();
-        // The squares follow the sums of every value column, the histograms both.
-        let value_count = query.aggregates.iter().filter(|a| a.column().is_some()).count();
-        let square_count = query
+        // Means and variances of one column share its moments (module `noise`).
+        let family = moment_families(&query.aggregates);
+        // A value column per sum and per mean outside a family, one per family; a
+        // square column per family. The squares follow the sums of every value column,
+        // the histograms both.
+        let square_count = family.iter().enumerate().filter(|&(i, f)| *f == Some(i)).count();
+        let value_count = query
             .aggregates
             .iter()
-            .filter(|a| matches!(a, Aggregate::Variance { .. }))
-            .count();
+            .zip(&family)
+            .filter(|(a, f)| a.column().is_some() && f.is_none())
+            .count()
+            + square_count;
         let mut squares: Vec<(u32, u32)> = Vec::new();
+        let mut shared: Vec<(usize, Arc<Moments>)> = Vec::new();
         let mut aggregates = Vec::with_capacity(query.aggregates.len());
-        for aggregate in &query.aggregates {
+        for (index, aggregate) in query.aggregates.iter().enumerate() {
             // Histograms: a bin column per distinct (column, binning), counts per bin.
             let binned = match aggregate {
                 Aggregate::Quantile {
@@ -191,8 +204,7 @@ impl ReleasePlan {
             };
             if let Some((column, binning)) = binned {
                 check_value_type(&schema, column)?;
-                let before = crate::columns::partial::histograms(value_count, square_count);
-                let offset = bin_column(&mut bins, column, binning, before);
+                let offset = bin_column(&mut bins, column, binning);
                 aggregates.push(AggregateNoise::new(
                     aggregate,
                     offset,
@@ -203,42 +215,65 @@ impl ReleasePlan {
                 )?);
                 continue;
             }
+            if let (Some(leader), Some((column, bounds))) = (family[index], aggregate.column()) {
+                if leader == index {
+                    // The family's centred record column and its squares, at the next
+                    // value and square columns, and the moments its members read.
+                    check_value_type(&schema, column)?;
+                    let grid = Grid::for_bounds(bounds)?;
+                    let centring = Centring::new(bounds, &grid);
+                    values.push(ValueColumn {
+                        column: column.to_string(),
+                        bounds: *bounds,
+                        grid,
+                        centring: Some(centring),
+                    });
+                    let value = values.len() - 1;
+                    squares.push((value as u32, centring.shift));
+                    let columns = SpreadColumns {
+                        value,
+                        square: crate::columns::partial::square(value_count, squares.len() - 1),
+                        grid,
+                        centring,
+                    };
+                    let members = query
+                        .aggregates
+                        .iter()
+                        .zip(&family)
+                        .filter(|(_, f)| **f == Some(index))
+                        .map(|(a, _)| a);
+                    let moments = Moments::new(
+                        index,
+                        columns,
+                        MomentBudgets::of(members),
+                        max_groups,
+                        max_rows_per_group,
+                        query.zcdp,
+                    )?;
+                    shared.push((index, Arc::new(moments)));
+                }
+                let moments = shared
+                    .iter()
+                    .find(|(i, _)| *i == leader)
+                    .map(|(_, m)| m.clone())
+                    .ok_or_else(|| crate::error::internal("a family's moments precede its members"))?;
+                aggregates.push(AggregateNoise::from_moments(aggregate, moments)?);
+                continue;
+            }
             let (value, grid) = match aggregate.column() {
                 None => (0, None),
                 Some((column, bounds)) => {
                     check_value_type(&schema, column)?;
                     let grid = Grid::for_bounds(bounds)?;
-                    let centring =
-                        matches!(aggregate, Aggregate::Variance { .. }).then(|| Centring::new(bounds, &grid));
                     values.push(ValueColumn {
                         column: column.to_string(),
                         bounds: *bounds,
                         grid,
-                        centring,
+                        centring: None,
                     });
                     (values.len() - 1, Some(grid))
                 }
             };
-            if let (Some(centring), Some(grid)) = (values.last().and_then(|v| v.centring), grid)
-                && matches!(aggregate, Aggregate::Variance { .. })
-            {
-                // The record column's squares, at the next square column.
-                squares.push((value as u32, centring.shift));
-                let columns = SpreadColumns {
-                    value,
-                    square: crate::columns::partial::square(value_count, squares.len() - 1),
-                    grid,
-                    centring,
-                };
-                aggregates.push(AggregateNoise::spread(
-                    aggregate,
-                    columns,
-                    max_groups,
-                    max_rows_per_group,
-                    query.zcdp,
-                )?);
-                continue;
-            }
             aggregates.push(AggregateNoise::new(
                 aggregate,
                 value,
@@ -275,11 +310,34 @@ impl ReleasePlan {
             selection,
             public_keys,
             group_columns,
-            partials: crate::columns::partial::histograms(values.len(), square_count)
-                + bins.iter().map(|b| b.binning.bins()).sum::<usize>(),
+            partials: crate::columns::partial::scalars(values.len(), square_count),
             physical,
         })
     }
+}
+
+/// For each aggregate, the first aggregate of its family of moments, if it has one: the
+/// means, variances and standard deviations of one column with the same bounds form a
+/// family when a variance or standard deviation is among them (module `noise`).
+fn moment_families(aggregates: &[Aggregate]) -> Vec<Option<usize>> {
+    let moment = |a: &Aggregate| match a {
+        Aggregate::Mean { column, bounds, .. } | Aggregate::Variance { column, bounds, .. } => {
+            Some((column.clone(), *bounds))
+        }
+        _ => None,
+    };
+    aggregates
+        .iter()
+        .map(|a| {
+            let key = moment(a)?;
+            let has_variance = aggregates
+                .iter()
+                .any(|b| matches!(b, Aggregate::Variance { .. }) && moment(b).as_ref() == Some(&key));
+            has_variance
+                .then(|| aggregates.iter().position(|b| moment(b).as_ref() == Some(&key)))
+                .flatten()
+        })
+        .collect()
 }
 
 /// The text of a cell's key (see [`GroupKey`](crate::aggregate::GroupKey)).
@@ -353,7 +411,7 @@ async fn engine_plan(
         fingerprint
             .call(vec![column(&table.unit)])
             .alias(columns::FINGERPRINT),
-        group_key.alias(columns::GROUP),
+        group_key.clone().alias(columns::GROUP),
     ];
     for (j, v) in values.iter().enumerate() {
         let grid = ScalarUDF::new_from_impl(GridUnits::new(
@@ -391,14 +449,30 @@ async fn engine_plan(
         None,
     )?;
     // Public keys: each grouping column restricted to the values it takes in the keys
-    // (exactly the keys for one column; for several, a superset that the release then
-    // narrows to the listed cells).
+    // (exactly the keys for one column, and for several whose keys are the product of
+    // those values); for several columns whose keys are not a product, also the tuple's
+    // text restricted to the listed tuples, so that no row of an unlisted combination
+    // reaches the bounding and spends one of its unit's L0 slots.
     if let Keys::Public(keys) = &query.keys {
+        let mut combinations = 1usize;
         for (i, (name, data_type)) in group_columns.iter().enumerate() {
             let mut values: Vec<String> = keys.iter().map(|k| k[i].clone()).collect();
             values.sort();
             values.dedup();
+            combinations = combinations.saturating_mul(values.len());
             rows = rows.filter(public_key_filter(name, data_type, &values))?;
+        }
+        if group_columns.len() > 1 {
+            let mut tuples: Vec<String> = keys.iter().map(|k| cell_text(k)).collect();
+            tuples.sort();
+            tuples.dedup();
+            if tuples.len() < combinations {
+                rows = rows.filter(
+                    group_key
+                        .clone()
+                        .in_list(tuples.iter().map(|t| lit(t.as_str())).collect(), false),
+                )?;
+            }
         }
     }
     let rows = state
@@ -415,11 +489,9 @@ async fn engine_plan(
     sums.extend((0..values.len()).map(|j| exact(&columns::sum(j))));
     let square_columns = values.iter().filter(|v| v.centring.is_some()).count();
     sums.extend((0..square_columns).map(|i| exact(&columns::square(i))));
-    for (j, b) in bins.iter().enumerate() {
-        sums.extend((0..b.binning.bins()).map(|i| exact(&columns::histogram(j, i))));
-    }
+    sums.push(exact(columns::BIN_COUNT));
     let merged = LogicalPlanBuilder::scan("dpmech_bounded", bounded, None)?
-        .aggregate(vec![column(columns::GROUP)], sums)?
+        .aggregate(vec![column(columns::GROUP), column(columns::BIN)], sums)?
         .build()?;
     Ok(state.create_physical_plan(&merged).await?)
 }

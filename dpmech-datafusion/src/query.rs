@@ -92,7 +92,8 @@ pub enum Aggregate {
         /// ε of this aggregate.
         epsilon: f64,
     },
-    /// The mean of a clamped column: a noisy sum over a noisy count, ε split evenly.
+    /// The mean of a clamped column: a noisy sum over a noisy count, ε split evenly
+    /// (shared with a variance of the same column: [`GroupedQuery::variance`]).
     Mean {
         /// The column.
         column: String,
@@ -146,9 +147,12 @@ pub enum Aggregate {
 /// quantile is at most one bin, `(upper − lower)/256`, beyond its error in ranks).
 pub const DEFAULT_QUANTILE_BINS: usize = 256;
 
-/// The most bins of a quantile's grid in a release: 4096. Each bin is a column of the
-/// engine's plan (an exact count per group), so the bound is on the plan's width.
-pub const MAX_QUANTILE_BINS: usize = 4096;
+/// The most bins of a quantile's grid in a release: the core's
+/// [`dpmech::statistics::MAX_QUANTILE_BINS`] (2²⁰). A bin costs nothing in the engine's plan:
+/// the bounding emits one row per non-empty (group, bin), so memory and rows grow with
+/// the records, not the grid; at the client each released cell selects over the grid's
+/// `bins + 1` edges (a fixed number of random words per edge).
+pub const MAX_QUANTILE_BINS: usize = dpmech::statistics::MAX_QUANTILE_BINS;
 
 impl Aggregate {
     /// Its budget: ε, or ρ under zCDP.
@@ -359,6 +363,16 @@ impl GroupedQuery {
     /// midpoint and sum `S̃₂` of their squares, ε/3 each (0 when `ñ ≤ 1`). Pure ε-DP
     /// (each cell ε/(3·L0) per sum, sensitivities L∞, L∞·h and L∞·h²), or ρ-zCDP under
     /// [`zcdp`](Self::zcdp).
+    ///
+    /// **Shared with means.** The [`mean`](Self::mean)s, variances and
+    /// [`std_dev`](Self::std_dev)s of one column with the same bounds in one query, when
+    /// at least one variance or standard deviation is among them, draw one noisy count
+    /// `ñ`, one noisy centred sum `S̃₁` and one noisy sum of squares `S̃₂` per cell, with
+    /// their budgets pooled: the count and the sum each get ε/2 of every mean plus ε/3
+    /// of every variance, the squares ε/3 of every variance (so a mean at ε₁ and a
+    /// variance at ε₂ give the count and the sum ε₁/2 + ε₂/3 each and the squares
+    /// ε₂/3). The charge is still Σ ε; the mean is then `centre + S̃₁/ñ` (clamped to
+    /// the bounds), with less noise than alone.
     pub fn variance(self, column: &str, bounds: Bounds, epsilon: f64) -> Self {
         self.spread(column, bounds, false, epsilon)
     }
@@ -488,7 +502,7 @@ impl GroupedQuery {
                     return Err(DpError::Privacy(dpmech::Error::InvalidParameter {
                         name: "bins",
                         value: *bins as f64,
-                        reason: "a quantile's grid in a release has between 1 and 4096 bins",
+                        reason: "a quantile's grid in a release has between 1 and MAX_QUANTILE_BINS bins",
                     }));
                 }
             }

@@ -16,7 +16,7 @@ use datafusion::prelude::{DataFrame, SQLOptions, SessionContext};
 use dpmech::{Accountant, PrivacyLoss};
 
 use crate::aggregate::{
-    GroupKey, LocalRunner, Partials, PlanRunner, cell_bytes, decode_tuple, exact_partials,
+    GroupKey, Histograms, LocalRunner, Partials, PlanRunner, cell_bytes, decode_tuple, exact_partials,
 };
 use crate::error::DpError;
 use crate::functions::{self, PrivateScan};
@@ -331,19 +331,22 @@ impl PrivateSession {
         let plan = ReleasePlan::new(query, table, &state, &key).await?;
         // Budget first: a refused charge runs nothing.
         self.accountant.spend(plan.loss)?;
-        let partials = exact_partials(plan.physical.clone(), &state, self.runner.as_ref()).await?;
+        let (partials, histograms) =
+            exact_partials(plan.physical.clone(), &state, self.runner.as_ref()).await?;
         Ok(Release {
             loss: plan.loss,
-            rows: noisy_rows(&plan, &partials, &key)?,
+            rows: noisy_rows(&plan, &partials, &histograms, &key)?,
         })
     }
 }
 
 /// The released rows: the public keys, or the keys that pass selection, each with its
-/// aggregates' noisy values (a key absent from the data has partials 0).
+/// aggregates' noisy values (a key absent from the data has partials 0 and empty
+/// histograms).
 fn noisy_rows(
     plan: &ReleasePlan,
     partials: &Partials,
+    histograms: &Histograms,
     key: &ReleaseKey,
 ) -> Result<Vec<ReleasedRow>, DpError> {
     let groups: Vec<GroupKey> = match (&plan.selection, &plan.public_keys) {
@@ -355,11 +358,12 @@ fn noisy_rows(
     let mut rows = Vec::with_capacity(groups.len());
     for k in groups {
         let cells = partials.get(&k).unwrap_or(&zeros);
+        let bins = histograms.get(&k).map_or(&[][..], Vec::as_slice);
         let values = plan
             .aggregates
             .iter()
             .enumerate()
-            .map(|(j, aggregate)| aggregate.release(j, cell_bytes(&k), cells, key))
+            .map(|(j, aggregate)| aggregate.release(j, cell_bytes(&k), cells, bins, key))
             .collect::<Result<Vec<_>, _>>()?
             .concat();
         let (key, keys) = typed_key(&k, &plan.group_columns);

@@ -519,8 +519,8 @@ impl GridBin {
 }
 
 impl GridBin {
-    /// The bin of every value (`NULL` read as NaN). Bins are below 2¹⁶
-    /// (`MAX_QUANTILE_BINS`), so `as i32` is exact.
+    /// The bin of every value (`NULL` read as NaN). Bins are below
+    /// `MAX_QUANTILE_BINS` (2²⁰), so `as i32` is exact.
     fn column(&self, values: &Float64Array) -> Int32Array {
         let bin = |i: usize| {
             let v = if values.is_valid(i) {

@@ -247,3 +247,34 @@ fn unit_counts_through_the_dataframe_path_equal_the_sql_path() {
     assert_eq!(r.rows.len(), 2);
     assert_eq!(r.rows[0].values[0].name, "count_units");
 }
+
+#[test]
+fn listed_key_tuples_keep_only_their_rows_so_unlisted_combinations_spend_no_l0_slot() {
+    // 200 users, each with one row at (1, "de") and one at (2, "de"). The keys are the
+    // tuples (1, "de") and (2, "fr"): each column's values alone would also admit
+    // (2, "de"), which nobody asked for. With L0 = 1 a user keeps one pair: if (2, "de")
+    // reached the bounding, about half the users would spend their slot on it; with the
+    // tuples filtered, every user keeps (1, "de").
+    let rows: Vec<(i64, i64, &str, f64)> = (0..200)
+        .flat_map(|u| [(u, 1, "de", 1.0), (u, 2, "de", 1.0)])
+        .collect();
+    let bounds = ContributionBounds {
+        max_groups: 1,
+        max_rows_per_group: 1,
+    };
+    let rt = runtime();
+    for partitions in [1, 4] {
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
+        let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(1e6).unwrap()));
+        s.register_private("visits", table(&rows, 3), "user_id", bounds)
+            .unwrap();
+        let q = GroupedQuery::grouped("visits", &["day", "country"])
+            .public_key_tuples([["1", "de"], ["2", "fr"]])
+            .count_units(1000.0);
+        let r = rt.block_on(s.release_with_key(&q, key(8, 3))).unwrap();
+        // ε = 1000 per cell (L0 = 1): discrete Laplace of scale 10⁻³, 0 with
+        // probability 1 − 2e^(−1000)/(1 + e^(−1000)).
+        let values: Vec<f64> = r.rows.iter().map(|row| row.values[0].value).collect();
+        assert_eq!(values, [200.0, 0.0], "{partitions} partitions");
+    }
+}

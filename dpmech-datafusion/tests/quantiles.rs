@@ -11,7 +11,7 @@ use crate::common::{
 use datafusion::prelude::{SessionConfig, SessionContext, col};
 use dpmech::Accountant;
 use dpmech::statistics::Bounds;
-use dpmech_datafusion::functions::{dp_median, dp_quantile};
+use dpmech_datafusion::functions::{dp_median, dp_quantile, dp_quantile_on};
 use dpmech_datafusion::{DpError, GroupedQuery, PrivateSession};
 
 /// The gap in ranks `|L(e) − q·n|` of a released edge `e`, with `L(e)` the number of
@@ -67,7 +67,7 @@ fn bad_quantile_parameters_are_typed_errors_before_any_charge() {
         "SELECT day, dp_quantile(duration, 0, 1000, 1.5, 1) FROM visits WHERE day IN (1) GROUP BY day",
         "SELECT day, dp_quantile(duration, 0, 1000, -0.1, 1) FROM visits WHERE day IN (1) GROUP BY day",
         "SELECT day, dp_median(duration, 0, 1000, 1, 0) FROM visits WHERE day IN (1) GROUP BY day",
-        "SELECT day, dp_median(duration, 0, 1000, 1, 4097) FROM visits WHERE day IN (1) GROUP BY day",
+        "SELECT day, dp_median(duration, 0, 1000, 1, 1048577) FROM visits WHERE day IN (1) GROUP BY day",
         "SELECT day, dp_median(duration, 1000, 0, 1) FROM visits WHERE day IN (1) GROUP BY day",
         "SELECT day, dp_median(duration, 0, 1000, -1) FROM visits WHERE day IN (1) GROUP BY day",
     ] {
@@ -172,4 +172,149 @@ fn contribution_bounds_are_suggested_from_the_data_and_charged_first() {
         );
     }
     assert_eq!(poor.accountant().charges(), 0);
+}
+
+#[test]
+fn every_aggregate_states_its_accuracy_and_a_quantiles_rank_error_holds() {
+    // 100 releases of the median and the 0.9-quantile of days 1–3 at ε = 1 (ε/L0 = 1/2
+    // per cell, m = 1, 256 bins). Each value states r(0.05) =
+    // Quantile::rank_error(0.05) of its cell's mechanism and claims |L(e) − q·n| ≤
+    // OPT + r with probability ≥ 0.95, OPT = min over edges of |L(eⱼ) − q·n|. Over 600
+    // values, failures are at most Bin(600, 0.05) (mean 30, σ = 5.3) if the statement
+    // holds: more than 52 (4σ above) would refute it at α < 10⁻⁴.
+    use dpmech::statistics::{Quantile, QuantileGrid};
+    use dpmech_datafusion::Accuracy;
+    let rt = runtime();
+    let s = day_session(&day_rows(), 2, DAY_BOUNDS);
+    let q = rt
+        .block_on(s.plan_sql(
+            "SELECT day, dp_median(duration, 0, 1000, 1), dp_quantile(duration, 0, 1000, 0.9, 1) \
+             FROM visits WHERE day IN (1, 2, 3) GROUP BY day",
+        ))
+        .unwrap();
+    let grid = QuantileGrid::new(0.0, 1000.0, 256).unwrap();
+    // OPT of each (day, level), once.
+    let opts: Vec<((i64, u64), f64)> = [1i64, 2, 3]
+        .iter()
+        .flat_map(|&day| [0.5f64, 0.9].map(|level| (day, level)))
+        .map(|(day, level)| {
+            let best = (0..=256)
+                .map(|j| rank_gap(day, level, grid.edge(j)))
+                .fold(f64::INFINITY, f64::min);
+            ((day, level.to_bits()), best)
+        })
+        .collect();
+    let opt = |day: i64, level: f64| {
+        opts.iter()
+            .find(|(k, _)| *k == (day, level.to_bits()))
+            .map(|(_, v)| *v)
+            .unwrap()
+    };
+    let mut failures = 0;
+    for i in 0..100 {
+        let release = rt.block_on(s.release_with_key(&q, key(i, 21))).unwrap();
+        for row in &release.rows {
+            let day: i64 = row.key.as_deref().unwrap().parse().unwrap();
+            for (value, level) in [(&row.values[0], 0.5), (&row.values[1], 0.9)] {
+                let ranks = Quantile::new(&grid, level, 0.5, 1).unwrap().rank_error(0.05);
+                assert_eq!(value.accuracy, Accuracy::RankError { ranks, beta: 0.05 });
+                failures += usize::from(rank_gap(day, level, value.value) > opt(day, level) + ranks);
+            }
+        }
+    }
+    println!("rank error statements failed {failures} times of 600");
+    assert!(failures <= 52, "{failures} of 600");
+    // The other aggregates: intervals at β = 0.05 (the 95 % interval), and the bounds'
+    // failure probability β = 10⁻⁶.
+    let release = rt
+        .block_on(s.sql(
+            "SELECT day, dp_count(1), dp_count_units(1), dp_sum(duration, 0, 1000, 1), \
+             dp_mean(duration, 0, 1000, 1), dp_variance(duration, 0, 1000, 1), \
+             dp_stddev(duration, 0, 1000, 1), dp_bounds(duration, 1) \
+             FROM visits WHERE day IN (1, 2) GROUP BY day",
+        ))
+        .unwrap();
+    for row in &release.rows {
+        assert_eq!(row.values.len(), 8);
+        for value in &row.values[..6] {
+            let (lower, upper) = value.interval;
+            assert_eq!(
+                value.accuracy,
+                Accuracy::Interval {
+                    lower,
+                    upper,
+                    beta: 0.05
+                },
+                "{}",
+                value.name
+            );
+            assert!(lower <= upper && lower.is_finite() && upper.is_finite());
+        }
+        for value in &row.values[6..] {
+            assert_eq!(value.accuracy, Accuracy::FailureProbability { beta: 1e-6 });
+        }
+    }
+}
+
+#[test]
+fn quantiles_on_a_grid_of_2_16_bins_are_the_same_by_every_path_and_sharper() {
+    // 2¹⁶ bins of [0, 1000] (width 0.015): every bin is a row of the bounding's output
+    // only when it holds records, not a column of the plan. At ε = 50 (25 per cell) the
+    // released edge's gap |L(e) − q·n| is at most OPT + r(10⁻⁶), OPT = min over the
+    // grid's edges (0 to 1 here: edges lie between any two distinct durations) and
+    // r(10⁻⁶) = Quantile::rank_error(10⁻⁶) ≈ 1.8 ranks, except with probability 10⁻⁶
+    // per value.
+    use dpmech::statistics::{Quantile, QuantileGrid};
+    let grid = QuantileGrid::new(0.0, 1000.0, 65536).unwrap();
+    let sql = "SELECT day, dp_median(duration, 0, 1000, 50, 65536), \
+               dp_quantile(duration, 0, 1000, 0.9, 50, 65536) \
+               FROM visits WHERE day IN (1, 2, 3) GROUP BY day";
+    let bounds = Bounds::new(0.0, 1000.0).unwrap();
+    let builder = GroupedQuery::new("visits", "day")
+        .public_keys(["1", "2", "3"])
+        .quantile_on("duration", bounds, 0.5, 65536, 50.0)
+        .quantile_on("duration", bounds, 0.9, 65536, 50.0);
+    let aggregates = vec![
+        dp_quantile_on(col("duration"), 0.0, 1000.0, 0.5, 50.0, 65536),
+        dp_quantile_on(col("duration"), 0.0, 1000.0, 0.9, 50.0, 65536),
+    ];
+    let release = same_release_by_every_path((sql, aggregates, 3), &builder, key(3, 9));
+    assert_eq!(release.rows.len(), 3);
+    for row in &release.rows {
+        let day: i64 = row.key.as_deref().unwrap().parse().unwrap();
+        for (value, q) in [(&row.values[0], 0.5), (&row.values[1], 0.9)] {
+            let gap = rank_gap(day, q, value.value);
+            let mut sorted = day_durations(day);
+            sorted.sort_by(f64::total_cmp);
+            let target = q * sorted.len() as f64;
+            let opt = (0..=65536)
+                .map(|j| (sorted.partition_point(|&x| x < grid.edge(j)) as f64 - target).abs())
+                .fold(f64::INFINITY, f64::min);
+            let r = Quantile::new(&grid, q, 25.0, 1).unwrap().rank_error(1e-6);
+            println!(
+                "day {day} q {q}: released {}, {gap} ranks from q·n (OPT {opt}, r {r:.2})",
+                value.value
+            );
+            assert!(
+                gap <= opt + r,
+                "day {day} q {q}: {} is {gap} ranks off",
+                value.value
+            );
+            assert!(r < 2.0 && opt <= 1.0, "OPT {opt}, r {r}");
+            // An edge of the 2¹⁶-bin grid.
+            assert_eq!((value.value * 65536.0 / 1000.0).fract(), 0.0);
+        }
+    }
+}
+
+#[test]
+fn medians_on_2_16_bins_pass_their_audit_through_sql_and_fail_without_bounding() {
+    // As the 8-bin audit, on a grid of 2¹⁶ bins of [0, 8]: the audited output is the
+    // released edge's whole part (the bin of one-unit width holding it).
+    audit_heavy_unit(
+        "median on 2^16 bins",
+        "SELECT dp_median(duration, 0, 8, 1.0, 65536) FROM visits",
+        7.5,
+        |r| r.rows[0].values[0].value as i64,
+    );
 }

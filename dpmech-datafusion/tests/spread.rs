@@ -61,8 +61,8 @@ fn variances_are_the_same_through_sql_the_dataframe_and_the_builder_on_any_parti
             assert_eq!(std_dev.interval, (0.0, 500.0));
             continue;
         }
-        // Both come from the same kind of release of the same cell but with their own
-        // noise: each covers the truth, and is within its interval's width of it.
+        // Both come from the column's shared noisy sums (count, centred sum, squares at
+        // 20 each): each covers the truth, and is within its interval's width of it.
         let truth = true_variance(day);
         for (value, exact) in [(variance, truth), (std_dev, truth.sqrt())] {
             let (lo, hi) = value.interval;
@@ -227,4 +227,52 @@ fn bad_spread_and_bounds_parameters_are_typed_errors_before_any_charge() {
         DpError::UnsupportedQuery(_)
     ));
     assert_eq!(s.accountant().charges(), 0);
+}
+
+#[test]
+fn a_mean_and_a_variance_of_one_column_share_one_noisy_count_and_sum() {
+    // dp_mean(ε = 1) beside dp_variance(ε = 1) of the same column and bounds: the count
+    // and the centred sum get ε/2 + ε/3 = 5/6 each and the squares 1/3, so the mean's
+    // noise is that of a sum of sensitivity m·h = 500 at 5/6 per cell budget (over L0)
+    // instead of m·1000 at 1/2 alone: its interval is about (500/(5/6))/(1000/(1/2)) =
+    // 0.3 times as wide. Alone the two draw separate noise and the mean's interval is
+    // exactly that of a mean alone.
+    let sql = "SELECT day, dp_mean(duration, 0, 1000, 1), dp_variance(duration, 0, 1000, 1) \
+               FROM visits WHERE day IN (1, 2, 3) GROUP BY day";
+    let bounds = Bounds::new(0.0, 1000.0).unwrap();
+    let builder = GroupedQuery::new("visits", "day")
+        .public_keys(["1", "2", "3"])
+        .mean("duration", bounds, 1.0)
+        .variance("duration", bounds, 1.0);
+    let aggregates = vec![
+        dpmech_datafusion::functions::dp_mean(col("duration"), 0.0, 1000.0, 1.0),
+        dp_variance(col("duration"), 0.0, 1000.0, 1.0),
+    ];
+    let shared = same_release_by_every_path((sql, aggregates, 3), &builder, key(2, 3));
+    assert_eq!(
+        shared.loss,
+        PrivacyLoss::pure(2.0).unwrap(),
+        "the charge is unchanged"
+    );
+    let rt = runtime();
+    let s = day_session(&day_rows(), 2, DAY_BOUNDS);
+    let alone = rt
+        .block_on(
+            s.release_with_key(
+                &GroupedQuery::new("visits", "day")
+                    .public_keys(["1", "2", "3"])
+                    .mean("duration", bounds, 1.0),
+                key(2, 3),
+            ),
+        )
+        .unwrap();
+    for (with, without) in shared.rows.iter().zip(&alone.rows) {
+        let width = |v: &dpmech_datafusion::ReleasedValue| v.interval.1 - v.interval.0;
+        let (a, b) = (width(&with.values[0]), width(&without.values[0]));
+        println!(
+            "day {:?}: mean interval width {a:.2} shared, {b:.2} alone",
+            with.key
+        );
+        assert!(a <= 0.5 * b, "shared {a}, alone {b}");
+    }
 }

@@ -74,7 +74,7 @@
 //! records may leave one sub-problem and enter another, so each selection is calibrated
 //! for add/remove at `ε/(2ℓ)` (two add/remove losses per level). JointExp (Gillenwater,
 //! Joseph & Kulesza 2021) was not chosen: its sampler is quadratic in the number of
-//! candidates (up to `2¹⁶ + 1` here), and the recursive split is at least as accurate in
+//! candidates (up to `2²⁰ + 1` here), and the recursive split is at least as accurate in
 //! Kaplan et al.'s experiments.
 
 use super::quantile_grid::QuantileGrid;

@@ -280,9 +280,12 @@ impl ChargedSuggestion {
     }
 }
 
+/// The largest maximum of a suggested bound: `2¹⁶`.
+const MAX_SUGGESTED: u64 = 1 << 16;
+
 /// `[0.5, max + 0.5]` in `max` bins: bin `v − 1` is `[v − 1/2, v + 1/2)`, midpoint `v`.
 fn integer_grid(max: u64) -> Result<QuantileGrid, Error> {
-    if !(1..=super::MAX_QUANTILE_BINS as u64).contains(&max) {
+    if !(1..=MAX_SUGGESTED).contains(&max) {
         return Err(Error::InvalidParameter {
             name: "max",
             value: max as f64,

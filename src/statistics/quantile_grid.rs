@@ -29,8 +29,10 @@
 use super::records::Bounds;
 use crate::Error;
 
-/// The most bins a [`QuantileGrid`] may have: `2¹⁶`.
-pub const MAX_QUANTILE_BINS: usize = 1 << 16;
+/// The most bins a [`QuantileGrid`] may have: `2²⁰` (one-millisecond bins of an hour
+/// and finer; a release selects over `B + 1` edges, a fixed number of words each, and
+/// its state is one `u64` per bin).
+pub const MAX_QUANTILE_BINS: usize = 1 << 20;
 
 /// `B` bins of equal width over public bounds `[lower, upper]`, with the public value
 /// that replaces NaN records. See the [module docs](self) for the rule and the edges.
@@ -75,7 +77,7 @@ impl QuantileGrid {
             return Err(Error::InvalidParameter {
                 name: "bins",
                 value: bins as f64,
-                reason: "a quantile grid has between 1 and 2^16 bins",
+                reason: "a quantile grid has between 1 and 2^20 bins",
             });
         }
         let width = (upper - lower) / bins as f64;
@@ -212,7 +214,7 @@ impl QuantileGrid {
     }
 
     /// `Lⱼ`, the number of records below edge `eⱼ`, for `j = 0..=B` (exact, in `u128`:
-    /// at most `2¹⁶·2⁶⁴`).
+    /// at most `2²⁰·2⁶⁴`).
     pub(crate) fn prefix(counts: &[u64]) -> Vec<u128> {
         let mut prefix = Vec::with_capacity(counts.len() + 1);
         let mut below = 0u128;

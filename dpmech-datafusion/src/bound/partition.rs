@@ -1,17 +1,18 @@
 //! One partition's pass of the bounding (module docs of `bound`, steps 1–4): rows
 //! appended to buckets by fingerprint, each unit's (unit, group) pairs aggregated
 //! exactly, at most L0 kept by keyed rank, each counting as at most m rows of its own
-//! mean, and the exact per-group partials of the groups a kept pair supports.
+//! mean, and the exact per-group partials of the groups a kept pair supports, with the
+//! histograms' counts as rows of non-empty bins.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    Array, ArrayRef, Decimal128Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt32Array,
     UInt64Array,
 };
-use datafusion::arrow::compute::{cast, filter_record_batch, interleave};
+use datafusion::arrow::compute::{cast, interleave, take};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::{DataFusionError, Result};
 
@@ -274,7 +275,7 @@ impl PartitionState {
             })
             .collect();
         let bins_total: usize = self.histograms.iter().map(|&b| b as usize).sum();
-        let mut histogram = vec![0i64; n_groups * bins_total];
+        let mut histogram = BinTally::new(n_groups, bins_total);
         // Scratch of the pairs with more than m rows: (kept pair, bin), per grid.
         let mut over: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.histograms.len()];
         // Each group's keyed hash: a pair's rank mixes it with the unit's fingerprint.
@@ -389,7 +390,7 @@ impl PartitionState {
                             for (j, &bins) in self.histograms.iter().enumerate() {
                                 let bin = (words[3 + k + j] as usize).min(bins as usize - 1);
                                 if unbounded || p.rows <= m {
-                                    histogram[g * bins_total + first_bin[j] + bin] += 1;
+                                    histogram.add(g, first_bin[j] + bin);
                                 } else {
                                     over[j].push((kept as u32, bin as u32));
                                 }
@@ -403,7 +404,7 @@ impl PartitionState {
                             let g = pairs[run[0].0 as usize].group as usize;
                             let seed = mix(fingerprint ^ group_hashes[g] ^ PICK);
                             for bin in keyed_pick(run.len(), m as usize, seed).map(|i| run[i].1 as usize) {
-                                histogram[g * bins_total + first_bin[j] + bin] += 1;
+                                histogram.add(g, first_bin[j] + bin);
                             }
                         }
                     }
@@ -439,34 +440,101 @@ impl PartitionState {
             .unwrap_or_else(|| schema.field(0).data_type().clone());
         // Only the groups that a kept pair supports: a group whose every pair bounding
         // cut must not reach partition selection (a unit holding many keys would get one
-        // chance per key instead of at most L0).
-        let supported = BooleanArray::from_iter(units.iter().map(|&u| Some(u > 0)));
+        // chance per key instead of at most L0). Their scalar rows, then the bin rows.
+        let supported: Vec<u32> = (0..n_groups as u32).filter(|&g| units[g as usize] > 0).collect();
+        let bin_rows = histogram.into_rows();
+        let group_of_row =
+            UInt32Array::from_iter_values(supported.iter().copied().chain(bin_rows.iter().map(|r| r.0)));
+        let (scalar_rows, bin_count) = (supported.len(), bin_rows.len());
+        let scalar = |value: &dyn Fn(usize) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter(
+                supported
+                    .iter()
+                    .map(|&g| Some(value(g as usize)))
+                    .chain(std::iter::repeat_n(None, bin_count)),
+            ))
+        };
+        let decimal = |value: &dyn Fn(usize) -> i128| -> Result<ArrayRef> {
+            Ok(Arc::new(
+                Decimal128Array::from_iter(
+                    supported
+                        .iter()
+                        .map(|&g| Some(value(g as usize)))
+                        .chain(std::iter::repeat_n(None, bin_count)),
+                )
+                .with_precision_and_scale(38, 0)?,
+            ))
+        };
         let mut columns: Vec<ArrayRef> = vec![
-            self.groups.keys(&group_type)?,
-            Arc::new(Int64Array::from(counts)),
-            Arc::new(Int64Array::from(units)),
+            take(&self.groups.keys(&group_type)?, &group_of_row, None)?,
+            Arc::new(Int64Array::from_iter_values(
+                std::iter::repeat_n(crate::columns::SCALARS, scalar_rows)
+                    .chain(bin_rows.iter().map(|r| i64::from(r.1))),
+            )),
+            scalar(&|g| counts[g]),
+            scalar(&|g| units[g]),
         ];
         for j in 0..k {
-            let column: Vec<i128> = (0..n_groups).map(|g| sums[g * k + j]).collect();
-            columns.push(Arc::new(
-                Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
-            ));
+            columns.push(decimal(&|g| sums[g * k + j])?);
         }
         for i in 0..nq {
-            let column: Vec<i128> = (0..n_groups).map(|g| squares[g * nq + i]).collect();
-            columns.push(Arc::new(
-                Decimal128Array::from(column).with_precision_and_scale(38, 0)?,
-            ));
+            columns.push(decimal(&|g| squares[g * nq + i])?);
         }
-        for b in 0..bins_total {
-            columns.push(Arc::new(Int64Array::from_iter_values(
-                (0..n_groups).map(|g| histogram[g * bins_total + b]),
-            )));
+        columns.push(Arc::new(Int64Array::from_iter(
+            std::iter::repeat_n(None, scalar_rows).chain(bin_rows.iter().map(|r| Some(r.2))),
+        )));
+        Ok(RecordBatch::try_new(schema, columns)?)
+    }
+}
+
+/// Groups × bins up to which a partition counts its histograms in a dense table (8 MiB).
+const DENSE_BINS: usize = 1 << 20;
+
+/// The bounded records' counts per (group, bin) of one partition: a dense table when
+/// groups × bins is at most [`DENSE_BINS`], else one packed `(group, bin)` word per
+/// counted record, sorted and counted at the end — memory per record, whatever the
+/// number of bins.
+enum BinTally {
+    Dense { bins: usize, counts: Vec<i64> },
+    Sparse(Vec<u64>),
+}
+
+impl BinTally {
+    fn new(groups: usize, bins: usize) -> Self {
+        match groups.checked_mul(bins) {
+            Some(cells) if cells <= DENSE_BINS => BinTally::Dense {
+                bins,
+                counts: vec![0; cells],
+            },
+            _ => BinTally::Sparse(Vec::new()),
         }
-        Ok(filter_record_batch(
-            &RecordBatch::try_new(schema, columns)?,
-            &supported,
-        )?)
+    }
+
+    /// One record of group `group` in bin `bin` (`bin < 2³²`: the operator refuses
+    /// specs with more bins).
+    fn add(&mut self, group: usize, bin: usize) {
+        match self {
+            BinTally::Dense { bins, counts } => counts[group * *bins + bin] += 1,
+            BinTally::Sparse(keys) => keys.push(((group as u64) << 32) | bin as u64),
+        }
+    }
+
+    /// The non-empty `(group, bin, count)`, by group then bin.
+    fn into_rows(self) -> Vec<(u32, u32, i64)> {
+        match self {
+            BinTally::Dense { bins, counts } => counts
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(i, &c)| ((i / bins) as u32, (i % bins) as u32, c))
+                .collect(),
+            BinTally::Sparse(mut keys) => {
+                keys.sort_unstable();
+                keys.chunk_by(|a, b| a == b)
+                    .map(|run| ((run[0] >> 32) as u32, run[0] as u32, run.len() as i64))
+                    .collect()
+            }
+        }
     }
 }
 
@@ -647,8 +715,8 @@ mod tests {
                     .unwrap()
                     .clone()
             };
-            let (counts, units) = (column(1), column(2));
-            let sums = out.column(3).as_any().downcast_ref::<Decimal128Array>().unwrap();
+            let (counts, units) = (column(2), column(3));
+            let sums = out.column(4).as_any().downcast_ref::<Decimal128Array>().unwrap();
             let got: BTreeMap<Option<i64>, (i64, i64, i128)> = (0..out.num_rows())
                 .map(|i| {
                     let key = (!keys.is_null(i)).then(|| keys.value(i));
@@ -684,10 +752,31 @@ mod tests {
             let mut partition = PartitionState::new(0, Vec::new());
             partition.push(&batch).unwrap();
             let out = partition.finish(&spec, output_schema(&schema, &spec)).unwrap();
-            let units = out.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+            let units = out.column(3).as_any().downcast_ref::<Int64Array>().unwrap();
             assert_eq!(out.num_rows(), if unbounded { 50 } else { 2 });
             assert!(units.values().iter().all(|&u| u == 1));
         }
+    }
+
+    #[test]
+    fn dense_and_sparse_tallies_give_the_same_non_empty_bins() {
+        // 5 groups × 3 000 bins: dense; the same records in a sparse tally (as for
+        // grids too large for a table) give the same rows, by group then bin.
+        let mut dense = BinTally::new(5, 3000);
+        assert!(matches!(dense, BinTally::Dense { .. }));
+        let mut sparse = BinTally::Sparse(Vec::new());
+        assert!(matches!(BinTally::new(16, 1 << 17), BinTally::Sparse(_)));
+        let mut x = 12345u64;
+        for _ in 0..10_000 {
+            x = mix(x);
+            let (g, bin) = ((x % 5) as usize, ((x >> 20) % 3000) as usize);
+            dense.add(g, bin);
+            sparse.add(g, bin);
+        }
+        let (d, s) = (dense.into_rows(), sparse.into_rows());
+        assert_eq!(d, s);
+        assert_eq!(d.iter().map(|r| r.2).sum::<i64>(), 10_000);
+        assert!(d.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
     }
 
     #[test]
