@@ -32,6 +32,9 @@ pub struct ClusterOptions {
     pub executor_timeout: Duration,
     /// Task slots per executor (default 2).
     pub slots: usize,
+    /// The directory where an executor process writes its shuffle files (default: a
+    /// new temporary directory).
+    pub work_dir: Option<String>,
 }
 
 impl Default for ClusterOptions {
@@ -40,6 +43,7 @@ impl Default for ClusterOptions {
             physical_codec: physical_codec(),
             executor_timeout: Duration::from_secs(10),
             slots: 2,
+            work_dir: None,
         }
     }
 }
@@ -57,6 +61,12 @@ fn scheduler_config(address: SocketAddr, options: &ClusterOptions) -> SchedulerC
         executor_timeout_seconds: timeout,
         expire_dead_executor_interval_seconds: 1,
         no_executors_grace_period_seconds: timeout,
+        // A failed task or a failed shuffle fetch fails the job instead of re-running
+        // stages inside it: Ballista's in-job recovery can report a partition twice or
+        // read map output twice; the client resubmits the whole plan instead (module
+        // `runner`).
+        task_max_failures: 1,
+        stage_max_failures: 1,
         ..SchedulerConfig::default()
     }
 }
@@ -136,6 +146,7 @@ pub async fn run_executor(
         vcores: options.slots,
         task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
         override_physical_codec: Some(options.physical_codec.clone()),
+        work_dir: options.work_dir.clone(),
         ..ExecutorProcessConfig::default()
     };
     start_executor_process(Arc::new(config)).await?;

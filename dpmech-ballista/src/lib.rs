@@ -19,7 +19,15 @@
 //!   partials are exact integers (their sum does not depend on the partitioning, the
 //!   number of executors or the order of merges), and the noise is drawn once after the
 //!   final merge: the same key releases the same values on a cluster of any size and
-//!   on one node, and a task retried after a lost executor recomputes the same partials.
+//!   on one node. A job that loses an executor is not patched up inside the cluster:
+//!   the runner accepts a result only with each output partition exactly once, and
+//!   otherwise resubmits the plan whole (same derived keys, same partials, one charge,
+//!   noise drawn once) or fails with a typed error within its deadline (module
+//!   `runner`).
+//! * **Reachable by the client only.** Anyone who can reach the scheduler's port can
+//!   submit any plan — one without bounding — and read exact partials: run the
+//!   scheduler and the executors on a network only the client reaches (a network
+//!   policy, or TLS with client authentication).
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -43,7 +51,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `codec.rs` | [`physical_codec`], [`ballista_codec`]: dpmech's codec in front of Ballista's |
-//! | `runner.rs` | [`ClusterRunner`]: submits a planned release to a scheduler, collects the partials |
+//! | `runner.rs` | [`ClusterRunner`]: submits a planned release to a scheduler, collects each partition's partials exactly once (or resubmits, or fails) within a deadline |
 //! | `cluster.rs` | [`EmbeddedCluster`], [`run_scheduler`], [`run_executor`], [`ClusterOptions`] |
 //! | `bin/dpmech-ballista-scheduler.rs`, `bin/dpmech-ballista-executor.rs` | the processes of a cluster |
 //!
@@ -64,7 +72,7 @@ pub use dpmech_datafusion::PrivateSession;
 
 pub use cluster::{ClusterOptions, EmbeddedCluster, ExecutorAddresses, run_executor, run_scheduler};
 pub use codec::{ballista_codec, physical_codec};
-pub use runner::ClusterRunner;
+pub use runner::{ClusterRunner, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE};
 
 /// Everything that can go wrong in starting or reaching a cluster.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +93,25 @@ pub enum ClusterError {
     /// A socket failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A release did not finish within its deadline ([`ClusterRunner::with_deadline`]);
+    /// its job was cancelled and nothing was released (the charge stands).
+    #[error("the cluster at {scheduler} did not finish the release within {deadline:?}")]
+    Deadline {
+        /// The scheduler's address.
+        scheduler: String,
+        /// The deadline that passed.
+        deadline: std::time::Duration,
+    },
+    /// Every submission of a release failed or returned a result that was not each
+    /// output partition exactly once (e.g. after a lost executor); nothing was released
+    /// (the charge stands).
+    #[error("the cluster returned no complete result in {attempts} attempts: {reasons}")]
+    Incomplete {
+        /// The submissions made.
+        attempts: u32,
+        /// Why each was discarded.
+        reasons: String,
+    },
 }
 
 /// A private session whose releases run on the cluster at `scheduler`

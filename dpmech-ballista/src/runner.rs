@@ -1,39 +1,102 @@
 //! [`ClusterRunner`]: a [`PlanRunner`] that submits a release's physical plan to a
-//! Ballista scheduler and collects the exact partials from the executors.
+//! Ballista scheduler and collects the exact partials from the executors — exactly
+//! once each, or not at all.
+//!
+//! # Why the runner checks what the cluster returns
+//!
+//! Ballista 55 recovers from a lost executor by re-running its tasks: a stage whose
+//! input lived on the lost executor is rolled back and run again, and the output of
+//! every final-stage task that succeeds is *appended* to the job's result locations
+//! (shuffle files carry the task's attempt slot in their name, so a re-run writes a new
+//! file beside the old one). A job that lost an executor late can therefore report two
+//! locations for one output partition, or one on an executor that is gone; its
+//! recovery paths for fetch failures have also been seen to read map output twice
+//! (issue 42: values inflated by 25–50 %, or no answer at all). The crate's privacy
+//! rests on each unit's bounded contribution being counted once, so the runner does not
+//! take part in that recovery:
+//!
+//! * the scheduler of this crate fails a job at its first failed task or failed fetch
+//!   (Ballista's `task_max_failures = stage_max_failures = 1`, see
+//!   [`ClusterOptions`](crate::ClusterOptions)) instead of re-running stages inside it;
+//! * the runner accepts a finished job only if its result has **exactly one location
+//!   for each output partition** of the plan, and each partition it fetches has the
+//!   number of rows its writer reported;
+//! * anything else — a failed job, a result with a partition twice or missing, a fetch
+//!   that fails — discards the job (it is cancelled) and **resubmits the same plan
+//!   whole**, at most [`attempts`](ClusterRunner::with_attempts) times. The plan carries
+//!   the same derived keys, so a resubmission computes the same partials; the release
+//!   was charged once, before the first submission, and its noise is drawn once, at the
+//!   client, after the runner returns;
+//! * all of it within one [`deadline`](ClusterRunner::with_deadline) (default
+//!   [`DEFAULT_DEADLINE`], 3 minutes): past it the job is cancelled and the release
+//!   fails with [`ClusterError::Deadline`]; after the last attempt it fails with
+//!   [`ClusterError::Incomplete`]. A release on the cluster thus returns the values
+//!   one node returns, or one of these errors — never other values.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ballista_core::execution_plans::execute_physical_plan;
-use ballista_core::extension::SessionConfigExt;
+use ballista_core::client::BallistaClient;
+use ballista_core::serde::protobuf::execute_query_params::Query;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use ballista_core::serde::protobuf::{
+    CancelJobParams, ExecuteQueryParams, GetJobStatusParams, KeyValuePair, PartitionLocation, SuccessfulJob,
+    execute_query_result, job_status,
+};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::SessionState;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion_proto::physical_plan::{AsExecutionPlan, PhysicalExtensionCodec};
 use datafusion_proto::protobuf::PhysicalPlanNode;
 use dpmech_datafusion::PlanRunner;
 use futures::TryStreamExt;
+use tonic::transport::Channel;
 
 use crate::ClusterError;
 use crate::codec::physical_codec;
 
+/// How long a release waits for the cluster by default, over all its attempts: 3
+/// minutes.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
+
+/// How many times a release submits its plan by default before it gives up: 3.
+pub const DEFAULT_ATTEMPTS: u32 = 3;
+
+/// The largest gRPC message the runner reads (a job status with its locations, a batch
+/// of partials).
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
 /// Runs release plans on the Ballista cluster whose scheduler is at a `df://host:port`
 /// address.
 ///
-/// The plan is submitted whole, as a physical plan (Ballista's `execute_physical_plan`):
-/// the scheduler cuts it into stages at its repartitions, the executors scan, bound and
-/// pre-aggregate the rows, and the client fetches only the final stage's per-group
-/// partials. The plan carries the keys derived for the bounding order, never the
-/// release key: the noise is drawn at the client, once, after the final merge.
+/// The plan is submitted whole, as a physical plan: the scheduler cuts it into stages
+/// at its repartitions, the executors scan, bound and pre-aggregate the rows, and the
+/// client fetches only the final stage's per-group partials. The plan carries the keys
+/// derived for the bounding order, never the release key: the noise is drawn at the
+/// client, once, after the final merge.
 ///
-/// A release waits at most [`timeout`](Self::with_timeout) for the cluster (default 30
-/// minutes); past it, the release fails (it was charged, and releases nothing).
+/// A job is accepted only if it returns each output partition exactly once; a job that
+/// fails or returns anything else is cancelled and the plan resubmitted whole (see the
+/// module docs), within a deadline of [`DEFAULT_DEADLINE`] unless
+/// [`with_deadline`](Self::with_deadline) says otherwise.
+///
+/// ```
+/// use std::time::Duration;
+/// use dpmech_ballista::ClusterRunner;
+/// let runner = ClusterRunner::new("df://127.0.0.1:50050")?
+///     .with_deadline(Duration::from_secs(60))
+///     .with_attempts(2);
+/// assert_eq!(runner.deadline(), Duration::from_secs(60));
+/// # Ok::<(), dpmech_ballista::ClusterError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterRunner {
     scheduler_url: String,
     codec: Arc<dyn PhysicalExtensionCodec>,
-    timeout: Duration,
+    deadline: Duration,
+    attempts: u32,
 }
 
 impl ClusterRunner {
@@ -58,50 +121,269 @@ impl ClusterRunner {
         Ok(ClusterRunner {
             scheduler_url: format!("http://{host}:{port}"),
             codec: physical_codec(),
-            timeout: Duration::from_secs(30 * 60),
+            deadline: DEFAULT_DEADLINE,
+            attempts: DEFAULT_ATTEMPTS,
         })
     }
 
-    /// The runner with releases bounded by `timeout` of waiting for the cluster.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+    /// The runner with releases bounded by `deadline` of waiting for the cluster, over
+    /// all attempts (default [`DEFAULT_DEADLINE`]).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
         self
+    }
+
+    /// The same as [`with_deadline`](Self::with_deadline) (the name of earlier
+    /// versions).
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        self.with_deadline(timeout)
+    }
+
+    /// The runner submitting a release's plan at most `attempts` times (at least once;
+    /// default [`DEFAULT_ATTEMPTS`]).
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts.max(1);
+        self
+    }
+
+    /// How long a release waits for the cluster, over all its attempts.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
     }
 
     /// The scheduler's gRPC address (`http://host:port`).
     pub fn scheduler_url(&self) -> &str {
         &self.scheduler_url
     }
+
+    async fn scheduler(&self) -> Result<SchedulerGrpcClient<Channel>> {
+        Ok(SchedulerGrpcClient::connect(self.scheduler_url.clone())
+            .await
+            .map_err(|e| external(ClusterError::Unreachable(format!("{}: {e}", self.scheduler_url))))?
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE))
+    }
+
+    /// Submits `plan` once and waits for its job; `Ok(Err(reason))` for a job that
+    /// cannot be trusted (to be resubmitted), `Err` for an error that a resubmission
+    /// would repeat (the plan cannot be encoded, the scheduler refuses it).
+    async fn attempt(
+        &self,
+        encoded: &[u8],
+        settings: &[KeyValuePair],
+        state: &SessionState,
+        partitions: usize,
+        job: &Mutex<Option<String>>,
+    ) -> Result<std::result::Result<Vec<RecordBatch>, String>> {
+        let mut scheduler = self.scheduler().await?;
+        let mut request = tonic::Request::new(ExecuteQueryParams {
+            query: Some(Query::PhysicalPlan(encoded.to_vec())),
+            settings: settings.to_vec(),
+            session_id: state.session_id().to_string(),
+            operation_id: operation_id(),
+        });
+        ballista_core::version::insert_version_header(request.metadata_mut());
+        let submitted = scheduler
+            .execute_query(request)
+            .await
+            .map_err(|e| DataFusionError::Execution(format!("the scheduler refused the release: {e}")))?
+            .into_inner();
+        let job_id = match submitted.result {
+            Some(execute_query_result::Result::Success(ok)) => ok.job_id,
+            other => {
+                return Err(DataFusionError::Execution(format!(
+                    "the scheduler refused the release: {other:?}"
+                )));
+            }
+        };
+        *job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job_id.clone());
+        let finished = loop {
+            let status = scheduler
+                .get_job_status(GetJobStatusParams {
+                    job_id: job_id.clone(),
+                })
+                .await;
+            // A scheduler that cannot answer is treated as a failed attempt.
+            let status = match status {
+                Ok(s) => s.into_inner().status.and_then(|s| s.status),
+                Err(e) => return Ok(Err(format!("job {job_id}: status unavailable: {e}"))),
+            };
+            match status {
+                Some(job_status::Status::Successful(done)) => break done,
+                Some(job_status::Status::Failed(failed)) => {
+                    return Ok(Err(format!("job {job_id} failed: {}", failed.error)));
+                }
+                _ => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
+        };
+        let locations = match complete_locations(finished, partitions) {
+            Ok(l) => l,
+            Err(reason) => return Ok(Err(format!("job {job_id}: {reason}"))),
+        };
+        let mut batches = Vec::new();
+        for location in locations {
+            match fetch(location).await {
+                Ok(mut b) => batches.append(&mut b),
+                Err(reason) => return Ok(Err(format!("job {job_id}: {reason}"))),
+            }
+        }
+        *job.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(Ok(batches))
+    }
+
+    /// Cancels `job` (best effort, a few seconds at most: the release has failed).
+    async fn cancel(&self, job: Option<String>) {
+        let Some(job_id) = job else { return };
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            if let Ok(mut s) = self.scheduler().await {
+                let _ = s.cancel_job(CancelJobParams { job_id }).await;
+            }
+        })
+        .await;
+    }
+}
+
+/// An error of this crate as a DataFusion error (the [`PlanRunner`] interface), from
+/// which callers can downcast it.
+fn external(e: ClusterError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// A unique id for one submission.
+fn operation_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "dpmech-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The locations of a finished job if it has exactly one for each of the plan's
+/// `partitions` output partitions (in partition order), or why not.
+fn complete_locations(
+    job: SuccessfulJob,
+    partitions: usize,
+) -> std::result::Result<Vec<PartitionLocation>, String> {
+    let mut by_partition: BTreeMap<usize, PartitionLocation> = BTreeMap::new();
+    let reported = job.partition_location.len();
+    for location in job.partition_location {
+        let id = location
+            .partition_id
+            .as_ref()
+            .ok_or("a result location without a partition id")?
+            .partition_id as usize;
+        if id >= partitions {
+            return Err(format!("a result for partition {id} of a plan of {partitions}"));
+        }
+        if by_partition.insert(id, location).is_some() {
+            return Err(format!(
+                "partition {id} reported twice ({reported} locations for {partitions} partitions): \
+                 a stage was re-run inside the job"
+            ));
+        }
+    }
+    if by_partition.len() != partitions {
+        return Err(format!(
+            "{} of {partitions} partitions reported",
+            by_partition.len()
+        ));
+    }
+    Ok(by_partition.into_values().collect())
+}
+
+/// The batches of one result partition, checked against the row count its writer
+/// reported.
+async fn fetch(location: PartitionLocation) -> std::result::Result<Vec<RecordBatch>, String> {
+    let layout = location.layout();
+    let executor = location
+        .executor_meta
+        .ok_or("a result location without an executor")?;
+    let id = location
+        .partition_id
+        .ok_or("a result location without a partition id")?;
+    let partition = id.partition_id;
+    let port = u16::try_from(executor.port).map_err(|_| "an executor port out of range")?;
+    let mut client = BallistaClient::try_new(&executor.host, port, MAX_MESSAGE, false, None, 1, 100, 0, 0)
+        .await
+        .map_err(|e| format!("executor {} unreachable: {e}", executor.id))?;
+    let stream = client
+        .fetch_partition(&executor.id, &id.into(), location.file_id, layout, true)
+        .await
+        .map_err(|e| format!("partition {partition} from executor {}: {e}", executor.id))?;
+    let batches: Vec<RecordBatch> = stream
+        .try_collect()
+        .await
+        .map_err(|e| format!("partition {partition} from executor {}: {e}", executor.id))?;
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if let Some(stats) = location.partition_stats
+        && stats.num_rows >= 0
+        && stats.num_rows as usize != rows
+    {
+        return Err(format!(
+            "partition {partition}: {rows} rows fetched, {} written",
+            stats.num_rows
+        ));
+    }
+    Ok(batches)
 }
 
 #[async_trait::async_trait]
 impl PlanRunner for ClusterRunner {
     async fn collect(&self, plan: Arc<dyn ExecutionPlan>, state: &SessionState) -> Result<Vec<RecordBatch>> {
-        let config = state.config().clone();
-        let job = async {
-            let stream = execute_physical_plan::<PhysicalPlanNode>(
-                self.scheduler_url.clone(),
-                &config.ballista_config(),
-                plan,
-                self.codec.as_ref(),
-                state.session_id().to_string(),
-                config.clone(),
-            )
-            .await?;
-            stream.try_collect::<Vec<_>>().await
+        let partitions = plan.output_partitioning().partition_count();
+        let mut encoded = Vec::new();
+        PhysicalPlanNode::try_from_physical_plan(plan, self.codec.as_ref())?.try_encode(&mut encoded)?;
+        let settings: Vec<KeyValuePair> = state
+            .config()
+            .options()
+            .entries()
+            .into_iter()
+            .map(|e| KeyValuePair {
+                key: e.key,
+                value: e.value,
+            })
+            .collect();
+        let job = Mutex::new(None);
+        let mut failures = Vec::new();
+        let attempts = async {
+            for _ in 0..self.attempts {
+                match self.attempt(&encoded, &settings, state, partitions, &job).await? {
+                    Ok(batches) => return Ok(batches),
+                    Err(reason) => {
+                        failures.push(reason);
+                        let stale = job.lock().unwrap_or_else(|e| e.into_inner()).take();
+                        self.cancel(stale).await;
+                    }
+                }
+            }
+            Err::<Vec<RecordBatch>, _>(external(ClusterError::Incomplete {
+                attempts: self.attempts,
+                reasons: failures.join("; "),
+            }))
         };
-        tokio::time::timeout(self.timeout, job).await.map_err(|_| {
-            DataFusionError::Execution(format!(
-                "the cluster at {} did not finish the release within {:?}",
-                self.scheduler_url, self.timeout
-            ))
-        })?
+        match tokio::time::timeout(self.deadline, attempts).await {
+            Ok(result) => result,
+            Err(_) => {
+                let stale = job.lock().unwrap_or_else(|e| e.into_inner()).take();
+                self.cancel(stale).await;
+                Err(external(ClusterError::Deadline {
+                    scheduler: self.scheduler_url.clone(),
+                    deadline: self.deadline,
+                }))
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ballista_core::serde::protobuf::PartitionId;
 
     #[test]
     fn addresses_need_a_scheme_a_host_and_a_port() {
@@ -127,5 +409,57 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_deadline_is_short_by_default_and_configurable() {
+        let runner = ClusterRunner::new("df://127.0.0.1:1").unwrap();
+        assert_eq!(runner.deadline(), Duration::from_secs(180));
+        assert_eq!(runner.attempts, 3);
+        let runner = runner.with_deadline(Duration::from_millis(1500)).with_attempts(0);
+        assert_eq!(runner.deadline(), Duration::from_millis(1500));
+        assert_eq!(runner.attempts, 1);
+    }
+
+    /// A location of `partition` written by task `task`.
+    fn location(partition: u32, task: u32) -> PartitionLocation {
+        PartitionLocation {
+            map_partition_id: task,
+            partition_id: Some(PartitionId {
+                job_id: "j".into(),
+                stage_id: 3,
+                partition_id: partition,
+            }),
+            ..PartitionLocation::default()
+        }
+    }
+
+    fn job(locations: Vec<PartitionLocation>) -> SuccessfulJob {
+        SuccessfulJob {
+            partition_location: locations,
+            ..SuccessfulJob::default()
+        }
+    }
+
+    #[test]
+    fn a_result_is_accepted_only_with_each_partition_exactly_once() {
+        // One location per partition, in any order: accepted, in partition order.
+        let ok = complete_locations(job(vec![location(1, 1), location(0, 0), location(2, 2)]), 3).unwrap();
+        let order: Vec<u32> = ok
+            .iter()
+            .map(|l| l.partition_id.as_ref().unwrap().partition_id)
+            .collect();
+        assert_eq!(order, [0, 1, 2]);
+        // A partition re-run inside the job and reported again (Ballista appends the
+        // re-run's location beside the first): refused.
+        let twice = complete_locations(job(vec![location(0, 0), location(1, 1), location(1, 0)]), 2);
+        assert!(twice.unwrap_err().contains("reported twice"));
+        // A partition missing, or one the plan does not have: refused.
+        assert!(complete_locations(job(vec![location(0, 0)]), 2).is_err());
+        assert!(complete_locations(job(vec![location(0, 0), location(5, 1)]), 2).is_err());
+        assert!(complete_locations(job(vec![]), 1).is_err());
+        let mut anonymous = location(0, 0);
+        anonymous.partition_id = None;
+        assert!(complete_locations(job(vec![anonymous]), 1).is_err());
     }
 }

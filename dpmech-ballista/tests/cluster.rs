@@ -179,3 +179,45 @@ async fn a_refused_charge_submits_nothing() {
     })
     .await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_the_cluster_cannot_finish_fails_with_a_typed_error_at_its_deadline() {
+    bounded(async {
+        // A scheduler without executors: the job is accepted and never runs.
+        let cluster = EmbeddedCluster::start(0).await.unwrap();
+        let deadline = Duration::from_secs(2);
+        let runner = dpmech_ballista::ClusterRunner::new(&cluster.url())
+            .unwrap()
+            .with_deadline(deadline);
+        let q = &queries()[0].1;
+        let ctx = datafusion::prelude::SessionContext::new_with_config(
+            datafusion::prelude::SessionConfig::new().with_target_partitions(2),
+        );
+        let mut session = PrivateSession::new(ctx, accountant(q)).with_runner(Arc::new(runner));
+        session
+            .register_private("visits", visits(5_000, 2), "user_id", BOUNDS)
+            .unwrap();
+        let start = std::time::Instant::now();
+        let failed = session.release_with_key(q, key(3)).await;
+        let took = start.elapsed();
+        let Err(DpError::DataFusion(datafusion::error::DataFusionError::External(e))) = &failed else {
+            panic!("{failed:?}")
+        };
+        assert!(
+            matches!(
+                e.downcast_ref::<dpmech_ballista::ClusterError>(),
+                Some(dpmech_ballista::ClusterError::Deadline { deadline: d, .. }) if *d == deadline
+            ),
+            "{e}"
+        );
+        // The deadline holds (plus the few seconds the cancellation may take), and the
+        // release was charged once, before it was submitted.
+        assert!(
+            took >= deadline && took < deadline + Duration::from_secs(6),
+            "{took:?}"
+        );
+        assert_eq!(session.accountant().charges(), 1);
+        println!("refused after {took:?}: {e}");
+    })
+    .await
+}

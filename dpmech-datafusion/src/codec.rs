@@ -30,6 +30,7 @@ use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::bound::{BoundContributionsExec, BoundSpec};
 use crate::key::RankKey;
+use crate::query::ContributionBounds;
 use crate::udf::{GridBin, GridUnits, GroupKeyText, MagnitudeBin, UnitFingerprint};
 
 const FALLBACK: u8 = 0;
@@ -91,10 +92,18 @@ impl PhysicalExtensionCodec for DpmechCodec {
             BOUND_EXEC if inputs.len() == 1 => {}
             _ => return Err(malformed()),
         }
+        // The bounds of a decoded plan are held to the API's rule (module `query`): a
+        // plan that could not have been planned through the API is refused.
+        let bounds = ContributionBounds {
+            max_groups: r.u32()?,
+            max_rows_per_group: r.u32()?,
+        }
+        .check()
+        .map_err(|e| DataFusionError::Plan(format!("DpmechCodec: {e}")))?;
         // A plan without bounding decodes only in a test build (`unsafe-testing`).
         let spec = BoundSpec::new(
-            r.u32()?,
-            r.u32()?,
+            bounds.max_groups,
+            bounds.max_rows_per_group,
             RankKey::from_words(r.u64()?, r.u64()?),
             r.u8()? != 0,
         )?;
@@ -354,5 +363,66 @@ mod tests {
             (-2.0, 6.0, 1.5, -7)
         );
         assert!(DpmechCodec::new().try_decode_udf("x", &[9]).is_err());
+    }
+
+    /// The bounding operator's bytes with the bounds `l0`, `linf` (the rest as an
+    /// honest plan writes it: a rank key, bounded, no projection, no grids, no squares).
+    fn bound_exec_bytes(l0: u32, linf: u32) -> Vec<u8> {
+        let mut buf = vec![BOUND_EXEC];
+        buf.extend(l0.to_le_bytes());
+        buf.extend(linf.to_le_bytes());
+        buf.extend(7u64.to_le_bytes());
+        buf.extend(9u64.to_le_bytes());
+        buf.extend([0, 0]);
+        buf.extend(0u32.to_le_bytes());
+        buf.extend(0u32.to_le_bytes());
+        buf
+    }
+
+    #[test]
+    fn decoded_plans_with_contribution_bounds_the_api_refuses_are_refused() {
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        use datafusion::physical_plan::empty::EmptyExec;
+        use datafusion_proto::physical_plan::DefaultPhysicalProtoConverter;
+        let input: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(Arc::new(Schema::new(vec![
+            Field::new(crate::columns::FINGERPRINT, DataType::UInt64, false),
+            Field::new(crate::columns::GROUP, DataType::Int64, true),
+            Field::new("__v0", DataType::Int32, false),
+        ]))));
+        let decode = |bytes: &[u8]| {
+            DpmechCodec::new().try_decode(
+                bytes,
+                std::slice::from_ref(&input),
+                &TaskContext::default(),
+                &DefaultPhysicalProtoConverter {},
+            )
+        };
+        // Positive control: bounds the API accepts decode, and encode back to the same
+        // bytes.
+        for (l0, linf) in [(1, 1), (3, 2), (u32::MAX, u32::MAX)] {
+            let plan = decode(&bound_exec_bytes(l0, linf)).unwrap();
+            let mut again = Vec::new();
+            DpmechCodec::new()
+                .try_encode(plan, &mut again, &DefaultPhysicalProtoConverter {})
+                .unwrap();
+            assert_eq!(again, bound_exec_bytes(l0, linf));
+        }
+        // L0 = 0 or L∞ = 0, which `register_private` refuses, are refused here too.
+        for (l0, linf) in [(0, 2), (3, 0), (0, 0), (0, u32::MAX), (u32::MAX, 0)] {
+            let refused = decode(&bound_exec_bytes(l0, linf)).unwrap_err().to_string();
+            assert!(
+                refused.contains("contribution bounds must be at least 1"),
+                "{refused}"
+            );
+            let api = ContributionBounds {
+                max_groups: l0,
+                max_rows_per_group: linf,
+            }
+            .check();
+            assert!(matches!(
+                api,
+                Err(crate::DpError::InvalidContributionBounds { .. })
+            ));
+        }
     }
 }

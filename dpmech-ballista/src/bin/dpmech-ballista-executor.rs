@@ -8,7 +8,8 @@
 //!
 //! Options: `--scheduler host:port` (default `127.0.0.1:50050`), `--host` (to bind and
 //! advertise, default `127.0.0.1`), `--port` (Arrow Flight, default 50051),
-//! `--grpc-port` (default 50052), `--slots` (concurrent tasks, default 2).
+//! `--grpc-port` (default 50052), `--slots` (concurrent tasks, default 2), `--work-dir`
+//! (where shuffle files are written, default a new temporary directory).
 
 use dpmech_ballista::{ClusterOptions, ExecutorAddresses, run_executor};
 
@@ -34,9 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--port" => addresses.flight_port = value.parse()?,
             "--grpc-port" => addresses.grpc_port = value.parse()?,
             "--slots" => options.slots = value.parse()?,
+            "--work-dir" => options.work_dir = Some(value),
             _ => {
                 return Err(format!(
-                    "unknown option {flag} (--scheduler, --host, --port, --grpc-port, --slots)"
+                    "unknown option {flag} (--scheduler, --host, --port, --grpc-port, --slots, --work-dir)"
                 )
                 .into());
             }
