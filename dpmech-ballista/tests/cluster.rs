@@ -2,7 +2,6 @@
 //! process, on loopback): bit-identical to one node, the noise key never sent, the
 //! budget charged before anything is submitted.
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

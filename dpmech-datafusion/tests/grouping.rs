@@ -1,7 +1,6 @@
 //! Grouping by several columns or none, keys from a public table, typed keys, and
 //! counts of distinct privacy units (SQL, DataFrame and builder).
 
-
 use std::sync::Arc;
 
 use crate::common::{audit_release, key, memory_table, runtime};
