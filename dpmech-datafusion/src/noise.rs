@@ -716,7 +716,7 @@ impl AggregateNoise {
                     // the grid's.
                     interval: (quantile.grid().lower(), quantile.grid().upper()),
                     accuracy: Accuracy::RankError {
-                        ranks: quantile.rank_error(INTERVAL_BETA),
+                        ranks: quantile.rank_error(INTERVAL_BETA)?,
                         beta: INTERVAL_BETA,
                     },
                 }

@@ -216,7 +216,10 @@ fn every_aggregate_states_its_accuracy_and_a_quantiles_rank_error_holds() {
         for row in &release.rows {
             let day: i64 = row.key.as_deref().unwrap().parse().unwrap();
             for (value, level) in [(&row.values[0], 0.5), (&row.values[1], 0.9)] {
-                let ranks = Quantile::new(&grid, level, 0.5, 1).unwrap().rank_error(0.05);
+                let ranks = Quantile::new(&grid, level, 0.5, 1)
+                    .unwrap()
+                    .rank_error(0.05)
+                    .unwrap();
                 assert_eq!(value.accuracy, Accuracy::RankError { ranks, beta: 0.05 });
                 failures += usize::from(rank_gap(day, level, value.value) > opt(day, level) + ranks);
             }
@@ -290,7 +293,10 @@ fn quantiles_on_a_grid_of_2_16_bins_are_the_same_by_every_path_and_sharper() {
             let opt = (0..=65536)
                 .map(|j| (sorted.partition_point(|&x| x < grid.edge(j)) as f64 - target).abs())
                 .fold(f64::INFINITY, f64::min);
-            let r = Quantile::new(&grid, q, 25.0, 1).unwrap().rank_error(1e-6);
+            let r = Quantile::new(&grid, q, 25.0, 1)
+                .unwrap()
+                .rank_error(1e-6)
+                .unwrap();
             println!(
                 "day {day} q {q}: released {}, {gap} ranks from q·n (OPT {opt}, r {r:.2})",
                 value.value
