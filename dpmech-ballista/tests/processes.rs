@@ -245,6 +245,10 @@ struct Watched {
     jobs: BTreeSet<String>,
 }
 
+/// The kill a [`watch`] may make: the victim, the point to kill it at, the undisturbed
+/// run's stages and the victim's bytes per stage in that run (see [`KillPoint::reached`]).
+type Kill<'a> = (&'a mut Child, KillPoint, &'a [usize], &'a BTreeMap<usize, u64>);
+
 /// Runs `session`'s release of `q` while polling the two executors' work dirs every few
 /// milliseconds, and kills `victim` the first time `point` holds.
 async fn watch(
@@ -252,7 +256,7 @@ async fn watch(
     q: &dpmech_datafusion::GroupedQuery,
     salt: u8,
     work: &[PathBuf; 2],
-    mut kill: Option<(&mut Child, KillPoint, &[usize], &BTreeMap<usize, u64>)>,
+    mut kill: Option<Kill<'_>>,
 ) -> Watched {
     let query = q.clone();
     let start = Instant::now();
