@@ -110,11 +110,16 @@ fn private_integer_keys_are_pinned() {
     );
 }
 
+// Re-pinned on purpose (issue 40): the discrete Laplace sampler builds nothing per scale
+// now (a shared ladder of reference scales; scales above 64 grid units draw blocks
+// accepted through the shared certified exp), so the same key's words give other noise
+// for the sums and means (scales far above 64 units); the counts (scale 2 units, a rung
+// whose one-word path is unchanged) and every interval are unchanged.
 const PUBLIC_PURE: &str = concat!(
-    "Some(\"d0\"): count 122.0 [98.0, 146.0]; sum(duration) 83950.8173828125 [36019.10107421875, 131882.53369140625]; mean(duration) 1000.0 [248.0936875881109, 1000.0]\n",
-    "Some(\"d2\"): count 149.0 [125.0, 173.0]; sum(duration) 66803.716796875 [18872.00048828125, 114735.43310546875]; mean(duration) 121.142148714539 [0.0, 1000.0]\n",
-    "Some(\"d4\"): count 132.0 [108.0, 156.0]; sum(duration) 29169.71337890625 [-18762.0029296875, 77101.4296875]; mean(duration) 0.0 [0.0, 1000.0]\n",
-    "Some(\"none\"): count -6.0 [-30.0, 18.0]; sum(duration) -16454.66162109375 [-64386.3779296875, 31477.0546875]; mean(duration) 0.0 [0.0, 1000.0]\n"
+    "Some(\"d0\"): count 122.0 [98.0, 146.0]; sum(duration) 84206.8173828125 [36275.10107421875, 132138.53369140625]; mean(duration) 1000.0 [256.75251272823033, 1000.0]\n",
+    "Some(\"d2\"): count 149.0 [125.0, 173.0]; sum(duration) 66803.716796875 [18872.00048828125, 114735.43310546875]; mean(duration) 113.07776738556338 [0.0, 1000.0]\n",
+    "Some(\"d4\"): count 132.0 [108.0, 156.0]; sum(duration) 28145.71337890625 [-19786.0029296875, 76077.4296875]; mean(duration) 0.0 [0.0, 1000.0]\n",
+    "Some(\"none\"): count -6.0 [-30.0, 18.0]; sum(duration) -16710.66162109375 [-64642.3779296875, 31221.0546875]; mean(duration) 0.0 [0.0, 1000.0]\n"
 );
 // Re-pinned on purpose (issue 32 §3): discrete Gaussians of σ above 4096 grid units (the
 // sums here) are now drawn by the block sampler that builds nothing per σ; the counts
@@ -125,8 +130,11 @@ const PUBLIC_ZCDP: &str = concat!(
     "Some(\"d4\"): count 134.0 [126.0, 142.0]; sum(duration) 61273.48095703125 [50408.66845703125, 72138.29345703125]; mean(duration) 431.67620849609375 [274.25706890829247, 634.0722451089811]\n",
     "Some(\"none\"): count -2.0 [-10.0, 6.0]; sum(duration) -3642.36279296875 [-14507.17529296875, 7222.44970703125]; mean(duration) 0.0 [0.0, 1000.0]\n"
 );
+// Re-pinned on purpose (issue 40, as PUBLIC_PURE): only page 1's mean moved (the draw of
+// its noisy sum changed); the selection, the counts and the other two cells' values are
+// the same as before.
 const PRIVATE: &str = concat!(
     "Some(\"0\"): count 192.0 [168.0, 216.0]; mean(duration) 512.7504569811699 [-10.0, 2000.0]\n",
-    "Some(\"1\"): count 200.0 [176.0, 224.0]; mean(duration) 553.022121263587 [-10.0, 1571.079200538429]\n",
+    "Some(\"1\"): count 200.0 [176.0, 224.0]; mean(duration) 550.3633610652043 [-10.0, 1560.5350448301174]\n",
     "Some(\"2\"): count 175.0 [151.0, 199.0]; mean(duration) 552.812255859375 [-10.0, 1685.5947045347743]\n"
 );
