@@ -1,7 +1,7 @@
 //! Reference cases of the privacy auditor (issue 3): each correct mechanism passes,
 //! each broken one fails, and the certified lower bound never exceeds the true loss.
 //!
-//! Run with `cargo test --test audit_reference -- --nocapture --test-threads=1` to see
+//! Run with `cargo test -p dpmech --test main -- audit_reference:: --nocapture --test-threads=1` to see
 //! one table line per case: claimed ε, certified lower bound, true privacy loss.
 //!
 //! The exact samplers below are deliberately small and written for the tests (integer
@@ -531,7 +531,7 @@ fn crate_geometric_and_laplace_pass_value_and_float_leak_audits() {
 
 /// Diagnostic, not a pass/fail check of this suite: audits the crate's samplers jointly
 /// with the number of random words they draw (a running-time proxy, design §3.5). Run
-/// with `cargo test --test audit_reference -- --ignored --nocapture`.
+/// with `cargo test -p dpmech --test main -- audit_reference:: --ignored --nocapture`.
 #[test]
 #[ignore = "diagnostic of the crate's current samplers; prints reports"]
 fn diagnostic_draw_count_of_crate_mechanisms() {

@@ -1,6 +1,6 @@
 //! Composition: the seeds' numbers, the optimal-composition table, zCDP conversions,
 //! the inverse questions, and properties (monotonicity, no panic/NaN, typed errors).
-//! Run with `cargo test --test composition -- --nocapture` to see the figures.
+//! Run with `cargo test -p dpmech --test main -- composition:: --nocapture` to see the figures.
 #![allow(clippy::float_cmp)] // exact comparisons are intended where the arithmetic is exact
 
 use dpmech::composition::{Part, advanced, optimal, parallel, parallel_public_sizes, sequential, zcdp};

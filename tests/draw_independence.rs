@@ -511,7 +511,7 @@ fn welch_t(a: &[f64], b: &[f64]) -> f64 {
 /// machine): per-release times of small-|noise| (`|z| ≤ τ/4`) and large-|noise|
 /// (`|z| ≥ 2τ`) outputs, Welch's t between the two classes (|t| > 4.5 is dudect's
 /// "leak" threshold), old looping sampler vs the draw-independent one.
-/// Run: `cargo test --release --test draw_independence -- --ignored --nocapture`.
+/// Run: `cargo test --release -p dpmech --test main -- draw_independence:: --ignored --nocapture`.
 #[test]
 #[ignore = "timing diagnostic; prints Welch t statistics"]
 fn timing_diagnostic_welch_t() {

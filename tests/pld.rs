@@ -292,7 +292,7 @@ fn subsampled_gaussian_thousand_steps_lies_in_an_independent_bracket() {
 }
 
 /// The two DP-SGD settings at the default grid with the independent lower bound
-/// (slow: `cargo test --test pld -- --ignored --nocapture`).
+/// (slow: `cargo test -p dpmech --test main -- pld:: --ignored --nocapture`).
 #[test]
 #[ignore]
 fn subsampled_gaussian_dp_sgd_settings_at_the_default_grid() {

@@ -1,6 +1,6 @@
 //! Sensitivity: per-relation formulas, the census example of seed 000, relation
 //! conversion, and the sensitivity sampler on seed 004's mean-height setting.
-//! Run with `cargo test --test sensitivity -- --nocapture` to see the figures.
+//! Run with `cargo test -p dpmech --test main -- sensitivity:: --nocapture` to see the figures.
 #![allow(clippy::float_cmp)] // exact comparisons are intended where the arithmetic is exact
 
 use dpmech::sensitivity::{Neighbouring, Norm, SensitivitySampler, convert_epsilon, queries};
