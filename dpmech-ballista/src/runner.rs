@@ -19,8 +19,12 @@
 //!   (Ballista's `task_max_failures = stage_max_failures = 1`, see
 //!   [`ClusterOptions`](crate::ClusterOptions)) instead of re-running stages inside it;
 //! * the runner accepts a finished job only if its result has **exactly one location
-//!   for each output partition** of the plan, and each partition it fetches has the
-//!   number of rows its writer reported;
+//!   for each output partition** of the plan, each partition it fetches has the
+//!   number of rows its writer reported, and the partials **prove that each bounded row
+//!   was merged exactly once** ([`check_complete`](dpmech_datafusion::check_complete):
+//!   every bounding task tags its rows and ends with a marker row, so a task's output
+//!   merged twice or lost — the inflated values of issue 42, in a job whose locations
+//!   looked complete — is caught at the client);
 //! * anything else — a failed job, a result with a partition twice or missing, a fetch
 //!   that fails — discards the job (it is cancelled) and **resubmits the same plan
 //!   whole**, at most [`attempts`](ClusterRunner::with_attempts) times. The plan carries
@@ -97,6 +101,8 @@ pub struct ClusterRunner {
     codec: Arc<dyn PhysicalExtensionCodec>,
     deadline: Duration,
     attempts: u32,
+    /// Why jobs were discarded, shared by the runner's clones.
+    discarded: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClusterRunner {
@@ -123,6 +129,7 @@ impl ClusterRunner {
             codec: physical_codec(),
             deadline: DEFAULT_DEADLINE,
             attempts: DEFAULT_ATTEMPTS,
+            discarded: Arc::default(),
         })
     }
 
@@ -149,6 +156,13 @@ impl ClusterRunner {
     /// How long a release waits for the cluster, over all its attempts.
     pub fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// Why this runner and its clones discarded submitted jobs so far, oldest first (a
+    /// failed job, a result with a partition missing or twice, a failed fetch, partials
+    /// that do not prove that every bounded row was merged once): what an operator logs.
+    pub fn discarded_jobs(&self) -> Vec<String> {
+        self.discarded.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The scheduler's gRPC address (`http://host:port`).
@@ -226,6 +240,11 @@ impl ClusterRunner {
                 Ok(mut b) => batches.append(&mut b),
                 Err(reason) => return Ok(Err(format!("job {job_id}: {reason}"))),
             }
+        }
+        // The partials prove that every bounded row was merged exactly once (the
+        // bounding operator's check tags and markers), whatever the job's recovery did.
+        if let Err(e) = dpmech_datafusion::check_complete(&batches) {
+            return Ok(Err(format!("job {job_id}: {e}")));
         }
         *job.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(Ok(batches))
@@ -355,6 +374,10 @@ impl PlanRunner for ClusterRunner {
                 match self.attempt(&encoded, &settings, state, partitions, &job).await? {
                     Ok(batches) => return Ok(batches),
                     Err(reason) => {
+                        self.discarded
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(reason.clone());
                         failures.push(reason);
                         let stale = job.lock().unwrap_or_else(|e| e.into_inner()).take();
                         self.cancel(stale).await;

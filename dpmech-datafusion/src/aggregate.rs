@@ -136,39 +136,118 @@ pub(crate) async fn exact_partials(
     read_partials(&batches)
 }
 
-/// The partials and histograms of the final aggregation's batches: a row of kind
-/// [`SCALARS`](crate::columns::SCALARS) holds a group's scalar partials, any other a
-/// bin's count (module `columns`).
+/// The columns after the scalar partials: the bin count, the check tag's sum and the
+/// merged rows (module `columns`).
+const TRAILING: usize = 3;
+
+/// Whether the final aggregation's `batches` prove that each row of partials of each
+/// bounding task was merged **exactly once**, by the check tags and marker rows the
+/// bounding operator adds (module `columns`):
+///
+/// * each task's marker row is merged once (a task's output merged twice shows as a
+///   marker merged twice);
+/// * the rows merged into the other rows (`__reads`) are as many as the markers say
+///   their tasks emitted — a row merged twice, or lost, changes the count;
+/// * the check tags sum to 0 — each task's marker carries minus the sum of its rows'
+///   tags, so a row merged twice (or lost) shows up even where the counts balance.
+///
+/// A task's output lost whole, marker and all, is not seen here (the engine fails a job
+/// whose map output is missing); it could only drop whole units, never count one twice.
+///
+/// A [`PlanRunner`] that may run a task more than once (a cluster recovering from a lost
+/// executor) calls it before accepting a run; the release calls it again on what the
+/// runner returns.
+///
+/// # Errors
+///
+/// [`DpError::IncompletePartials`] saying which check failed; an internal error for
+/// batches that are not a release plan's partials.
+pub fn check_complete(batches: &[RecordBatch]) -> Result<(), DpError> {
+    let incomplete = |what: String| Err(DpError::IncompletePartials(what));
+    // Per task identity: (marker rows, merged markers, the task's rows).
+    let mut markers: std::collections::BTreeMap<u64, (u64, i64, i64)> = Default::default();
+    let (mut merged, mut tags) = (0i128, 0i128);
+    for batch in batches {
+        let n = batch.num_columns();
+        if n < 4 + TRAILING {
+            return Err(crate::error::internal(
+                "partial rows have a group, a kind, a count, units and the check columns",
+            ));
+        }
+        let kinds = saturating_i64(batch.column(1))?;
+        let counts = saturating_i64(batch.column(2))?;
+        let reads = saturating_i64(batch.column(n - 1))?;
+        let tag = decimal(batch.column(n - 2))?;
+        for row in 0..batch.num_rows() {
+            tags += tag.value(row);
+            match crate::columns::marker_id(kinds[row]) {
+                Some(id) => {
+                    let m = markers.entry(id).or_default();
+                    *m = (m.0 + 1, reads[row], counts[row]);
+                }
+                None => merged += i128::from(reads[row]),
+            }
+        }
+    }
+    let mut expected = 0i128;
+    for (id, &(rows, reads, count)) in &markers {
+        if rows != 1 || reads != 1 {
+            return incomplete(format!(
+                "the marker of bounding task {id:x} is in {rows} rows, merged {reads} times"
+            ));
+        }
+        expected += i128::from(count);
+    }
+    if merged != expected {
+        return incomplete(format!(
+            "{merged} bounding rows merged where the {} tasks emitted {expected}",
+            markers.len()
+        ));
+    }
+    if tags != 0 {
+        return incomplete("the check tags do not cancel: a bounding row was merged twice or lost".into());
+    }
+    Ok(())
+}
+
+/// A DECIMAL(38, 0) column.
+fn decimal(column: &ArrayRef) -> Result<Decimal128Array, DpError> {
+    let wide = cast(column, &DataType::Decimal128(38, 0))?;
+    wide.as_any()
+        .downcast_ref::<Decimal128Array>()
+        .cloned()
+        .ok_or_else(|| crate::error::internal("partials must be integers"))
+}
+
+/// The partials and histograms of the final aggregation's batches, once
+/// [`check_complete`] holds: a row of kind [`SCALARS`](crate::columns::SCALARS) holds a
+/// group's scalar partials, a row of a bin's kind (≥ 0) that bin's count, and the
+/// markers only the check's counts (module `columns`).
 pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<(Partials, Histograms), DpError> {
+    check_complete(batches)?;
     let mut partials = HashMap::new();
     let mut histograms: Histograms = HashMap::new();
     for batch in batches {
-        if batch.num_columns() < 3 {
-            return Err(crate::error::internal(
-                "partial rows have a group, a kind and a bin count",
-            ));
-        }
         let keys = cast(batch.column(0), &DataType::Utf8)?;
         let keys = keys
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| crate::error::internal("group keys must read as text"))?;
         let kinds = saturating_i64(batch.column(1))?;
-        let last = batch.num_columns() - 1;
-        let columns: Vec<Vec<i64>> = (2..last)
+        let bin_count = batch.num_columns() - TRAILING;
+        let columns: Vec<Vec<i64>> = (2..bin_count)
             .map(|c| saturating_i64(batch.column(c)))
             .collect::<Result<_, DpError>>()?;
-        let bin_counts = saturating_i64(batch.column(last))?;
+        let bin_counts = saturating_i64(batch.column(bin_count))?;
         for row in 0..batch.num_rows() {
             let k = (!keys.is_null(row)).then(|| keys.value(row).to_string());
-            match u32::try_from(kinds[row]) {
-                Ok(bin) => histograms
+            if kinds[row] == crate::columns::SCALARS {
+                partials.insert(k, columns.iter().map(|c| c[row]).collect());
+            } else if let Ok(bin) = u32::try_from(kinds[row]) {
+                histograms
                     .entry(k)
                     .or_default()
-                    .push((bin, bin_counts[row].max(0) as u64)),
-                Err(_) => {
-                    partials.insert(k, columns.iter().map(|c| c[row]).collect());
-                }
+                    .push((bin, bin_counts[row].max(0) as u64));
             }
         }
     }
@@ -182,11 +261,7 @@ pub(crate) fn read_partials(batches: &[RecordBatch]) -> Result<(Partials, Histog
 /// values beyond the `i64` range saturated: a 1-Lipschitz map of the exact value, so
 /// the sensitivity is unchanged and no value can cause an error.
 fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
-    let wide = cast(column, &DataType::Decimal128(38, 0))?;
-    let wide = wide
-        .as_any()
-        .downcast_ref::<Decimal128Array>()
-        .ok_or_else(|| crate::error::internal("partials must be integers"))?;
+    let wide = decimal(column)?;
     Ok((0..wide.len())
         .map(|i| {
             if wide.is_null(i) {
@@ -201,6 +276,74 @@ fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Final rows `(group, kind, count, units, bin count, tag, reads)`.
+    fn final_rows(rows: &[(Option<&str>, i64, i64, i64, i128, i64)]) -> Vec<RecordBatch> {
+        use datafusion::arrow::array::Int64Array;
+        let int = |f: fn(&(Option<&str>, i64, i64, i64, i128, i64)) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
+        };
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter(rows.iter().map(|r| r.0))),
+            int(|r| r.1),
+            int(|r| r.2),
+            int(|r| r.3),
+            Arc::new(Int64Array::from_iter(rows.iter().map(|_| None::<i64>))),
+            Arc::new(
+                Decimal128Array::from_iter_values(rows.iter().map(|r| r.4))
+                    .with_precision_and_scale(38, 0)
+                    .unwrap(),
+            ),
+            int(|r| r.5),
+        ];
+        vec![
+            RecordBatch::try_from_iter(columns.into_iter().enumerate().map(|(i, c)| (format!("c{i}"), c)))
+                .unwrap(),
+        ]
+    }
+
+    #[test]
+    fn partials_are_complete_only_when_every_check_balances() {
+        use crate::columns::{SCALARS, marker};
+        // Two tasks: task 40 emitted rows tagged 5 and 7 (a's and b's), task 80 one row
+        // tagged 11 (a's): a merges two rows, b one.
+        let ok = [
+            (Some("a"), SCALARS, 3, 2, 5 + 11, 2),
+            (Some("b"), SCALARS, 1, 1, 7, 1),
+            (None, marker(40), 2, 2, -12, 1),
+            (None, marker(80), 1, 1, -11, 1),
+        ];
+        assert!(check_complete(&final_rows(&ok)).is_ok());
+        // Nothing at all (a release over no rows): complete.
+        assert!(check_complete(&final_rows(&[])).is_ok());
+        let refused = |rows: &[(Option<&str>, i64, i64, i64, i128, i64)], why: &str| match check_complete(
+            &final_rows(rows),
+        ) {
+            Err(DpError::IncompletePartials(m)) => assert!(m.contains(why), "{m}"),
+            other => panic!("{other:?}"),
+        };
+        // b's row merged twice: the count of merged rows is off.
+        let mut twice = ok;
+        twice[1] = (Some("b"), SCALARS, 2, 2, 14, 2);
+        refused(&twice, "4 bounding rows merged where the 2 tasks emitted 3");
+        // a's row of task 80 lost and b's merged twice: the counts balance, the tags do
+        // not.
+        let mut swapped = ok;
+        swapped[0] = (Some("a"), SCALARS, 2, 1, 5, 1);
+        swapped[1] = (Some("b"), SCALARS, 2, 2, 14, 2);
+        refused(&swapped, "tags do not cancel");
+        // Task 80's whole output merged twice: its marker is merged twice.
+        let mut whole = ok;
+        whole[0] = (Some("a"), SCALARS, 4, 3, 5 + 22, 3);
+        whole[3] = (None, marker(80), 2, 2, -22, 2);
+        refused(&whole, "merged 2 times");
+        // A task's marker reported in two rows (a final partition fetched twice).
+        let mut again = ok.to_vec();
+        again.push(ok[3]);
+        refused(&again, "in 2 rows");
+        // Rows without their task's marker.
+        refused(&ok[..3], "3 bounding rows merged where the 1 tasks emitted 2");
+    }
 
     #[test]
     fn tuples_of_keys_encode_one_to_one() {

@@ -22,7 +22,11 @@
 //!    sums. A histogram costs memory and rows per non-empty bin (a dense table only when
 //!    groups × bins is small), never a column per bin. A group all of whose pairs were
 //!    cut is not emitted, so it can never become a candidate of partition selection
-//!    (module `select`).
+//!    (module `select`);
+//! 5. tags each row it emits with a check tag and ends with a marker row of its units
+//!    (module `columns`), by which the client proves that every row was
+//!    merged exactly once — on a cluster that recovers from a lost executor by running
+//!    tasks again, a row merged twice would count its units twice.
 //!
 //! The column names are those of module `columns`.
 //!
@@ -162,6 +166,7 @@ fn output_schema(input: &Schema, spec: &BoundSpec) -> SchemaRef {
         fields.push(Field::new(columns::square(i), DataType::Decimal128(38, 0), true));
     }
     fields.push(Field::new(columns::BIN_COUNT, DataType::Int64, true));
+    fields.push(Field::new(columns::TAG, DataType::Decimal128(38, 0), false));
     Arc::new(Schema::new(fields))
 }
 

@@ -72,6 +72,13 @@ pub enum DpError {
     /// The operating system could not provide entropy for a release key.
     #[error("the operating system's entropy source failed: {0}")]
     Entropy(String),
+    /// The engine's exact partials do not prove that each bounded row was merged
+    /// exactly once ([`check_complete`](crate::check_complete)): a row merged twice
+    /// would count its units twice, so nothing is released. It depends on how the
+    /// engine ran (e.g. a cluster's recovery from a lost executor), never on the data;
+    /// the charge stays spent.
+    #[error("the engine's partials are incomplete: {0}")]
+    IncompletePartials(String),
 }
 
 /// A broken invariant of the crate itself (never a cause in the query or the data): an

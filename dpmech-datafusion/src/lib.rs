@@ -141,7 +141,7 @@ pub mod sql;
 mod suggest;
 mod udf;
 
-pub use aggregate::{LocalRunner, PlanRunner};
+pub use aggregate::{LocalRunner, PlanRunner, check_complete};
 pub use codec::DpmechCodec;
 pub use error::DpError;
 pub use key::ReleaseKey;

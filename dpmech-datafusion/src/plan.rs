@@ -35,7 +35,7 @@ use datafusion::catalog::TableProvider;
 use datafusion::common::{Column, TableReference};
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::SessionState;
-use datafusion::functions_aggregate::expr_fn::sum;
+use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, cast, lit, try_cast};
 use datafusion::physical_plan::ExecutionPlan;
 use dpmech::PrivacyLoss;
@@ -490,6 +490,10 @@ async fn engine_plan(
     let square_columns = values.iter().filter(|v| v.centring.is_some()).count();
     sums.extend((0..square_columns).map(|i| exact(&columns::square(i))));
     sums.push(exact(columns::BIN_COUNT));
+    // The completeness check's columns (module `columns`): the tags' sum, and how many
+    // bounding rows each row merges.
+    sums.push(exact(columns::TAG));
+    sums.push(count(column(columns::TAG)).alias(columns::READS));
     let merged = LogicalPlanBuilder::scan("dpmech_bounded", bounded, None)?
         .aggregate(vec![column(columns::GROUP), column(columns::BIN)], sums)?
         .build()?;

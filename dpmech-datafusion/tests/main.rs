@@ -5,6 +5,7 @@
 
 mod common;
 mod grouping;
+mod merged_once;
 mod partition_selection;
 mod pinned;
 mod private_sql;

@@ -249,6 +249,8 @@ impl PartitionState {
         Ok(())
     }
 
+    /// The partition's rows of partials, tagged, and its marker row if it saw a unit
+    /// (module `columns`).
     pub(super) fn finish(self, spec: &BoundSpec, schema: SchemaRef) -> Result<RecordBatch> {
         let k = self.values;
         let unbounded = spec.keeps_everything();
@@ -295,6 +297,8 @@ impl PartitionState {
         let mut pairs: Vec<Pair> = Vec::new();
         let mut pair_sums: Vec<i128> = Vec::new();
         let mut pair_squares: Vec<i128> = Vec::new();
+        // The task's identity (a sum of its units' mixed fingerprints) and its units.
+        let (mut identity, mut units_seen) = (0u64, 0i64);
         for chunks in &self.buckets {
             let chunk_rows = self.chunk_rows;
             let row_at = |row: u32| {
@@ -332,6 +336,8 @@ impl PartitionState {
                     continue;
                 }
                 let fingerprint = slot_fingerprint[slot];
+                identity = identity.wrapping_add(mix(fingerprint ^ TAG_SALT));
+                units_seen += 1;
                 // The unit's (unit, group) pairs, exactly.
                 pairs.clear();
                 pair_sums.clear();
@@ -443,46 +449,71 @@ impl PartitionState {
         // chance per key instead of at most L0). Their scalar rows, then the bin rows.
         let supported: Vec<u32> = (0..n_groups as u32).filter(|&g| units[g as usize] > 0).collect();
         let bin_rows = histogram.into_rows();
-        let group_of_row =
-            UInt32Array::from_iter_values(supported.iter().copied().chain(bin_rows.iter().map(|r| r.0)));
+        // The rows of partials, then the marker row (a NULL group: a null index) if the
+        // task saw a unit.
+        let markers = usize::from(units_seen > 0);
+        let group_of_row = UInt32Array::from_iter(
+            supported
+                .iter()
+                .copied()
+                .chain(bin_rows.iter().map(|r| r.0))
+                .map(Some)
+                .chain(std::iter::repeat_n(None, markers)),
+        );
         let (scalar_rows, bin_count) = (supported.len(), bin_rows.len());
-        let scalar = |value: &dyn Fn(usize) -> i64| -> ArrayRef {
+        let rows = scalar_rows + bin_count;
+        let marker = |value: Option<i64>| std::iter::repeat_n(value, markers);
+        let scalar = |value: &dyn Fn(usize) -> i64, on_marker: Option<i64>| -> ArrayRef {
             Arc::new(Int64Array::from_iter(
                 supported
                     .iter()
                     .map(|&g| Some(value(g as usize)))
-                    .chain(std::iter::repeat_n(None, bin_count)),
+                    .chain(std::iter::repeat_n(None, bin_count))
+                    .chain(marker(on_marker)),
             ))
         };
-        let decimal = |value: &dyn Fn(usize) -> i128| -> Result<ArrayRef> {
+        let decimal = |values: &mut dyn Iterator<Item = Option<i128>>| -> Result<ArrayRef> {
             Ok(Arc::new(
-                Decimal128Array::from_iter(
-                    supported
-                        .iter()
-                        .map(|&g| Some(value(g as usize)))
-                        .chain(std::iter::repeat_n(None, bin_count)),
-                )
-                .with_precision_and_scale(38, 0)?,
+                Decimal128Array::from_iter(values).with_precision_and_scale(38, 0)?,
             ))
+        };
+        let sum_column = |value: &dyn Fn(usize) -> i128| -> Result<ArrayRef> {
+            decimal(
+                &mut supported
+                    .iter()
+                    .map(|&g| Some(value(g as usize)))
+                    .chain(std::iter::repeat_n(None, bin_count + markers)),
+            )
         };
         let mut columns: Vec<ArrayRef> = vec![
             take(&self.groups.keys(&group_type)?, &group_of_row, None)?,
             Arc::new(Int64Array::from_iter_values(
                 std::iter::repeat_n(crate::columns::SCALARS, scalar_rows)
-                    .chain(bin_rows.iter().map(|r| i64::from(r.1))),
+                    .chain(bin_rows.iter().map(|r| i64::from(r.1)))
+                    .chain(marker(Some(crate::columns::marker(identity))).flatten()),
             )),
-            scalar(&|g| counts[g]),
-            scalar(&|g| units[g]),
+            scalar(&|g| counts[g], Some(rows as i64)),
+            scalar(&|g| units[g], Some(units_seen)),
         ];
         for j in 0..k {
-            columns.push(decimal(&|g| sums[g * k + j])?);
+            columns.push(sum_column(&|g| sums[g * k + j])?);
         }
         for i in 0..nq {
-            columns.push(decimal(&|g| squares[g * nq + i])?);
+            columns.push(sum_column(&|g| squares[g * nq + i])?);
         }
         columns.push(Arc::new(Int64Array::from_iter(
-            std::iter::repeat_n(None, scalar_rows).chain(bin_rows.iter().map(|r| Some(r.2))),
+            std::iter::repeat_n(None, scalar_rows)
+                .chain(bin_rows.iter().map(|r| Some(r.2)))
+                .chain(marker(None)),
         )));
+        let tags: Vec<i128> = (0..rows).map(|i| check_tag(identity, i)).collect();
+        let marker_tag = -tags.iter().sum::<i128>();
+        columns.push(decimal(
+            &mut tags
+                .into_iter()
+                .chain(marker(Some(0)).map(|_| marker_tag))
+                .map(Some),
+        )?);
         Ok(RecordBatch::try_new(schema, columns)?)
     }
 }
@@ -560,6 +591,20 @@ where
 
 /// Separates the seeds of the records a pair keeps from its rank (`mix(f ⊕ h)`).
 const PICK: u64 = 0x5175_616e_7469_6c65;
+
+/// The check tag of row `row` of the rows of partials of the task of identity
+/// `identity`: a pseudo-random integer in `[1, 2⁶²)` (module `columns`). Rows merged twice or lost
+/// change the sum of all tags, which is 0 when every row is merged once, unless the
+/// extra and the missing tags happen to sum to the same value (about one chance in
+/// 2⁶² per such coincidence); their counts (the markers' `__count` against the merged
+/// rows' `__reads`) catch the other cases exactly.
+fn check_tag(identity: u64, row: usize) -> i128 {
+    let word = mix(identity ^ mix(row as u64));
+    i128::from((word >> 2) | 1)
+}
+
+/// The constant mixed into each check tag.
+const TAG_SALT: u64 = 0x6368_6563_6b5f_7461;
 
 /// The positions of the `m` records a pair of `c` records keeps of its records sorted by
 /// bin (all of them if `c ≤ m`): the `m` positions of smallest `mix(seed + p)`, a keyed
@@ -707,6 +752,7 @@ mod tests {
                 partition.push(&batch).unwrap();
             }
             let out = partition.finish(&spec, output_schema(&schema, &spec)).unwrap();
+            let out = out.slice(0, out.num_rows() - 1); // the marker row, tested apart
             let keys = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
             let column = |c: usize| {
                 out.column(c)
@@ -753,9 +799,84 @@ mod tests {
             partition.push(&batch).unwrap();
             let out = partition.finish(&spec, output_schema(&schema, &spec)).unwrap();
             let units = out.column(3).as_any().downcast_ref::<Int64Array>().unwrap();
-            assert_eq!(out.num_rows(), if unbounded { 50 } else { 2 });
-            assert!(units.values().iter().all(|&u| u == 1));
+            let groups = out.num_rows() - 1; // and the marker row
+            assert_eq!(groups, if unbounded { 50 } else { 2 });
+            assert!(units.values()[..groups].iter().all(|&u| u == 1));
         }
+    }
+
+    #[test]
+    fn each_task_ends_with_a_marker_whose_tag_cancels_its_rows_tags() {
+        // 40 units over 6 groups with a histogram of 8 bins: scalar rows, bin rows and
+        // the marker — the NULL group, the kind of the task's identity (the same for the
+        // same units in any order), the number of other rows and of units, and minus
+        // the sum of the other rows' tags (each in [1, 2⁶²)). A task without units
+        // emits nothing, not even a marker.
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("__f", DataType::UInt64, false),
+            Field::new("__g", DataType::Int64, true),
+            Field::new("__v0", DataType::Int32, false),
+            Field::new("__b0", DataType::Int32, false),
+        ]));
+        let spec = BoundSpec::new(1, 1, RankKey::from_words(3, 4), false)
+            .unwrap()
+            .with_histograms(vec![8]);
+        let run = |units: &[u64]| {
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(UInt64Array::from_iter_values(units.iter().map(|&u| mix(u + 1)))),
+                    Arc::new(Int64Array::from_iter_values(
+                        units.iter().map(|&u| (u % 6) as i64),
+                    )),
+                    Arc::new(Int32Array::from_iter_values(units.iter().map(|&u| u as i32))),
+                    Arc::new(Int32Array::from_iter_values(
+                        units.iter().map(|&u| (u % 8) as i32),
+                    )),
+                ],
+            )
+            .unwrap();
+            let mut partition = PartitionState::new(1, vec![8]);
+            partition.push(&batch).unwrap();
+            partition.finish(&spec, output_schema(&schema, &spec)).unwrap()
+        };
+        let units: Vec<u64> = (0..40).collect();
+        let out = run(&units);
+        let int = |c: usize| {
+            out.column(c)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .clone()
+        };
+        let (kinds, counts, unit_counts) = (int(1), int(2), int(3));
+        let tags = out
+            .column(out.num_columns() - 1)
+            .as_any()
+            .downcast_ref::<Decimal128Array>()
+            .unwrap();
+        let last = out.num_rows() - 1;
+        // 6 scalar rows, and one bin row per non-empty (group, bin): u % 6 and u % 8
+        // take 24 distinct pairs over 40 units.
+        assert_eq!(last, 6 + 24);
+        assert!(out.column(0).is_null(last));
+        assert!(crate::columns::marker_id(kinds.value(last)).is_some());
+        assert!((0..last).all(|i| crate::columns::marker_id(kinds.value(i)).is_none()));
+        assert_eq!((counts.value(last), unit_counts.value(last)), (last as i64, 40));
+        let row_tags: Vec<i128> = (0..last).map(|i| tags.value(i)).collect();
+        assert!(row_tags.iter().all(|&t| (1..1i128 << 62).contains(&t)));
+        let distinct: std::collections::BTreeSet<_> = row_tags.iter().collect();
+        assert_eq!(distinct.len(), last);
+        assert_eq!(tags.value(last), -row_tags.iter().sum::<i128>());
+        // The same units in another order: the same identity; other units: another.
+        let kind_of = |out: &RecordBatch| {
+            let kinds = out.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+            kinds.value(out.num_rows() - 1)
+        };
+        let reversed: Vec<u64> = units.iter().rev().copied().collect();
+        assert_eq!(kind_of(&run(&reversed)), kinds.value(last));
+        assert_ne!(kind_of(&run(&units[1..])), kinds.value(last));
+        assert_eq!(run(&[]).num_rows(), 0);
     }
 
     #[test]
