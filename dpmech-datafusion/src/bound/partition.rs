@@ -88,14 +88,21 @@ impl GroupDict {
     fn ids(&mut self, column: &ArrayRef) -> Vec<u32> {
         let source = self.sources.len();
         let before = self.len();
+        // Runs of one key (a release without GROUP BY has a single key; sorted or
+        // clustered data has long runs) reuse the previous row's id without a lookup.
         let ids = if let Some(ints) = column.as_any().downcast_ref::<Int64Array>() {
+            let mut previous: Option<(Option<i64>, u32)> = None;
             (0..ints.len())
                 .map(|row| {
-                    self.id(
-                        (!ints.is_null(row)).then(|| Key::Int(ints.value(row))),
-                        source,
-                        row,
-                    )
+                    let value = (!ints.is_null(row)).then(|| ints.value(row));
+                    match previous {
+                        Some((v, id)) if v == value => id,
+                        _ => {
+                            let id = self.id(value.map(Key::Int), source, row);
+                            previous = Some((value, id));
+                            id
+                        }
+                    }
                 })
                 .collect()
         } else {
@@ -103,10 +110,23 @@ impl GroupDict {
                 .as_any()
                 .downcast_ref::<StringArray>()
                 .expect("group keys are Int64 or Utf8");
+            let mut previous: Option<(Option<&[u8]>, u32)> = None;
             (0..texts.len())
                 .map(|row| {
-                    let key = (!texts.is_null(row)).then(|| Key::Text(texts.value(row).as_bytes()));
-                    self.id(key, source, row)
+                    let value = (!texts.is_null(row)).then(|| texts.value(row).as_bytes());
+                    let same = match (previous, value) {
+                        (Some((Some(p), _)), Some(v)) => p.len() == v.len() && (v.is_empty() || p == v),
+                        (Some((None, _)), None) => true,
+                        _ => false,
+                    };
+                    match previous {
+                        Some((_, id)) if same => id,
+                        _ => {
+                            let id = self.id(value.map(Key::Text), source, row);
+                            previous = Some((value, id));
+                            id
+                        }
+                    }
                 })
                 .collect()
         };
