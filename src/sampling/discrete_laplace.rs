@@ -100,7 +100,7 @@ mod ladder;
 mod tests;
 
 use super::{BitSource, Rational};
-use ladder::{SPARE_BITS, Scaled, TWO_WORD_MAX_BITS, UNIFORM_MIN_BITS};
+use ladder::{SPARE_BITS, Scaled};
 use rand_core::CryptoRng;
 use std::sync::Arc;
 
@@ -291,7 +291,6 @@ impl DiscreteLaplace {
     #[inline(always)]
     pub(crate) fn trial<R: CryptoRng + ?Sized>(&self, bits: &mut BitSource<'_, R>) -> (bool, bool, u128) {
         let law = &*self.law;
-        let m = law.block_bits;
         let first = bits.word();
         let second = if law.words >= 2 { bits.word() } else { 0 };
         let third = if law.words >= 3 { bits.word() } else { 0 };
@@ -301,27 +300,13 @@ impl DiscreteLaplace {
         } else {
             law.table.sample((first & (u64::MAX >> 1)) >> SPARE_BITS, bits)
         };
-        let (r, uniform, len) = trial_layout(m, law.words, first, second, third);
-        let accepted = len == 0 || law.accept(j, r, uniform, len, bits);
+        let (r, prefix, len) = law.layout(first, second, third);
+        let accepted = law.words == 1 || law.accept(j, r, prefix, len, bits);
         // j < 2⁶⁴ and m ≤ 63, r < 2ᵐ: J·M + R < 2¹²⁷.
-        (accepted, negative, (u128::from(j) << m) | u128::from(r))
-    }
-}
-
-/// `R`, the first bits of `V` and their number (0 when nothing is to be accepted), from
-/// a trial's words, by the layout of the module docs.
-#[inline(always)]
-fn trial_layout(m: u32, words: u32, first: u64, second: u64, third: u64) -> (u64, u64, u32) {
-    let free = 64 - UNIFORM_MIN_BITS; // 22 bits of R in the second word at most
-    match m {
-        0 if words == 1 => (0, 0, 0),
-        0 => (0, second, 64),
-        m if m <= free => (second & ((1u64 << m) - 1), second >> m, 64 - m),
-        m if m <= TWO_WORD_MAX_BITS => {
-            let low = m - free; // ≤ 9 = SPARE_BITS
-            let r = (first & ((1u64 << low) - 1)) | ((second & ((1u64 << free) - 1)) << low);
-            (r, second >> free, UNIFORM_MIN_BITS)
-        }
-        m => (second & (u64::MAX >> (64 - m)), third, 64),
+        (
+            accepted,
+            negative,
+            (u128::from(j) << law.block_bits) | u128::from(r),
+        )
     }
 }

@@ -85,10 +85,18 @@ pub(super) fn tables_built() -> u64 {
 pub(super) struct Rate {
     q: u64,
     shift: i32,
+    /// `s − 63` when `s ≥ 63` (every rate below 1: all rates of block scales), the
+    /// product's right shift; `Q` is stored as 0 when that shift is 128 or more (the
+    /// floor is then 0 for every `x < 2⁶⁴`).
+    down: u32,
 }
 
 impl Rate {
-    pub(super) const ZERO: Rate = Rate { q: 0, shift: 0 };
+    pub(super) const ZERO: Rate = Rate {
+        q: 0,
+        shift: 63,
+        down: 0,
+    };
 
     /// `n/d` for `n < 2¹²⁷`, `1 ≤ d < 2¹²⁷` (zero when `n = 0`).
     pub(super) fn new(n: u128, d: u128) -> Self {
@@ -112,27 +120,42 @@ impl Rate {
         let q = quotient(s);
         let (q, s) = if q >= 1 << 64 { (q >> 1, s - 1) } else { (q, s) };
         debug_assert!((1 << 63..1 << 64).contains(&q));
+        let down = (s - 63).max(0) as u32;
         Self {
-            q: q as u64,
+            q: if down >= 128 { 0 } else { q as u64 },
             shift: s,
+            down: down.min(127),
         }
+    }
+
+    /// Whether [`fixed_down`](Self::fixed_down) applies and stays below `2¹²⁷` (`s ≥
+    /// 64`, every rate below 1, or zero), so that two of them add without overflow.
+    pub(super) fn is_below_one(&self) -> bool {
+        self.shift >= 64 || self.q == 0
     }
 
     /// `⌊x·Q·2^(63 − s)⌋`, saturating at `CAP`; constant work for a given rate.
     #[inline(always)]
     pub(super) fn fixed(&self, x: u64) -> u128 {
-        let product = u128::from(x) * u128::from(self.q);
-        let value = if self.shift >= 63 {
-            product.checked_shr((self.shift - 63) as u32).unwrap_or(0)
+        if self.shift >= 63 {
+            self.fixed_down(x).min(CAP)
         } else {
+            let product = u128::from(x) * u128::from(self.q);
             let up = (63 - self.shift) as u32;
             if product.leading_zeros() >= up {
-                product << up
+                (product << up).min(CAP)
             } else {
                 CAP
             }
-        };
-        value.min(CAP)
+        }
+    }
+
+    /// [`fixed`](Self::fixed) for a rate with `s ≥ 63`, without the cap (below
+    /// `2¹²⁸ >> 1`): one product and one shift.
+    #[inline(always)]
+    pub(super) fn fixed_down(&self, x: u64) -> u128 {
+        debug_assert!(self.shift >= 63);
+        (u128::from(x) * u128::from(self.q)) >> self.down
     }
 }
 
@@ -148,6 +171,17 @@ pub(super) struct Scaled {
     pub(super) block_bits: u32,
     /// Words per trial: 1 (no acceptance), 2 or 3.
     pub(super) words: u32,
+    /// The layout of the module docs as masks and shifts (a function of `m` and the
+    /// words alone): `R = (first & r_low) | ((second & r_high) << r_split)`, and `V`'s
+    /// word (the third when there is one, else the second) shifted right by `v_shift`
+    /// has `64 − v_shift` bits.
+    r_low: u64,
+    r_high: u64,
+    r_split: u32,
+    v_shift: u32,
+    /// Both rates are below 1 ([`Rate::is_below_one`]): the exponent is two products and
+    /// two shifts.
+    down_only: bool,
     /// `J·(1/t − 1/q̂)`, `t = τ/M`: rate `(den′·p − 64·num)/(num·p)`.
     excess: Rate,
     /// `R/τ`: rate `den/num` (zero when `M = 1`).
@@ -186,17 +220,32 @@ impl Scaled {
             m if m <= TWO_WORD_MAX_BITS => 2,
             _ => 3,
         };
+        // R's bits in the first word, in the second, and V's shift in its word.
+        let free = 64 - UNIFORM_MIN_BITS; // 22 bits of R in the second word at most
+        let (r_split, r_high_bits, v_shift) = match block_bits {
+            m if words == 3 => (0, m, 0),
+            m if m <= free => (0, m, m),
+            m => (m - free, free, free),
+        };
+        let mask = |n: u32| u64::MAX.checked_shr(64 - n).unwrap_or(0);
+        let excess = Rate::new(excess_num, common_den);
+        let inverse = if block_bits == 0 {
+            Rate::ZERO
+        } else {
+            Rate::new(den, num)
+        };
         Self {
             table: rung_table(k, two_sided),
             two_sided,
             block_bits,
             words,
-            excess: Rate::new(excess_num, common_den),
-            inverse: if block_bits == 0 {
-                Rate::ZERO
-            } else {
-                Rate::new(den, num)
-            },
+            r_low: mask(r_split),
+            r_high: mask(r_high_bits),
+            r_split,
+            v_shift,
+            down_only: excess.is_below_one() && inverse.is_below_one(),
+            excess,
+            inverse,
             excess_num,
             remainder_num,
             common_den,
@@ -208,7 +257,11 @@ impl Scaled {
     /// CAP)` when `E ≥ 64`): the same arithmetic for every trial.
     #[inline(always)]
     pub(super) fn exponent(&self, j: u64, r: u64) -> (u128, u128) {
-        let e = (self.excess.fixed(j) + self.inverse.fixed(r)).min(CAP);
+        let e = if self.down_only {
+            (self.excess.fixed_down(j) + self.inverse.fixed_down(r)).min(CAP)
+        } else {
+            (self.excess.fixed(j) + self.inverse.fixed(r)).min(CAP)
+        };
         (e, if e == CAP { CAP } else { e + SLACK })
     }
 
@@ -225,6 +278,15 @@ impl Scaled {
             lo.saturating_sub(2 * SLACK as u64),
             lo.saturating_add(self.exp.band_width() - 1),
         )
+    }
+
+    /// `R`, the first bits of `V` and their number, from a trial's words (the third is
+    /// ignored unless the trial draws three): the layout of the module docs.
+    #[inline(always)]
+    pub(super) fn layout(&self, first: u64, second: u64, third: u64) -> (u64, u64, u32) {
+        let r = (first & self.r_low) | ((second & self.r_high) << self.r_split);
+        let v = if self.words >= 3 { third } else { second };
+        (r, v >> self.v_shift, 64 - self.v_shift)
     }
 
     /// Whether `V < exp(−E)`, for `V` uniform on [0, 1) whose first `len` bits are

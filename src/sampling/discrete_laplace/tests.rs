@@ -3,7 +3,9 @@
 //! paths with arbitrary-precision comparisons (random and planted uniforms), and the
 //! laws of the trials.
 
-use super::ladder::{self, RUNG_DEN, RUNGS, Rate, SLACK, rung_at_least, rung_numerator, rung_table};
+use super::ladder::{
+    self, RUNG_DEN, RUNGS, Rate, SLACK, UNIFORM_MIN_BITS, rung_at_least, rung_numerator, rung_table,
+};
 use super::*;
 use crate::sampling::certified::{Big, Cdt, LOG_GUIDE_BITS, LazyUniform, exact_less_exp_neg, probe};
 use rand_chacha::ChaCha20Rng;
@@ -218,7 +220,7 @@ fn acceptance_agrees_with_exact_comparisons() {
     ] {
         let law = Scaled::new(Rational::new(num, den).unwrap(), true);
         let m = law.block_bits;
-        let (_, _, len) = trial_layout(m, law.words, 0, 0, 0);
+        let (_, _, len) = law.layout(0, 0, 0);
         assert!(len >= UNIFORM_MIN_BITS);
         for i in 0..250_000u64 {
             let (j, r) = random_trial(&mut rng, m, 200);
