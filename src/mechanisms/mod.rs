@@ -170,6 +170,9 @@ const MEMO_SLOTS: usize = 16;
 struct Memo<M> {
     slots: [Option<([u64; 3], M)>; MEMO_SLOTS],
     next: usize,
+    /// The slot of the last hit or insertion, compared first (a program that repeats
+    /// one parameter set finds it with one comparison).
+    last: usize,
 }
 
 impl<M> Memo<M> {
@@ -177,29 +180,33 @@ impl<M> Memo<M> {
         Self {
             slots: [const { None }; MEMO_SLOTS],
             next: 0,
+            last: 0,
         }
     }
 
     /// The mechanism of `key`, built by `build` (and remembered) when absent; a build
     /// error is returned and nothing is remembered.
+    #[inline]
     fn get_or_try_insert(
         &mut self,
         key: [u64; 3],
         build: impl FnOnce() -> Result<M, Error>,
     ) -> Result<&M, Error> {
-        let found = self
-            .slots
-            .iter()
-            .position(|slot| matches!(slot, Some((k, _)) if *k == key));
-        let index = match found {
-            Some(i) => i,
-            None => {
-                let i = self.next;
-                self.slots[i] = Some((key, build()?));
-                self.next = (i + 1) % MEMO_SLOTS;
-                i
+        let holds = |slot: &Option<([u64; 3], M)>| matches!(slot, Some((k, _)) if *k == key);
+        let index = if holds(&self.slots[self.last]) {
+            self.last
+        } else {
+            match self.slots.iter().position(holds) {
+                Some(i) => i,
+                None => {
+                    let i = self.next;
+                    self.slots[i] = Some((key, build()?));
+                    self.next = (i + 1) % MEMO_SLOTS;
+                    i
+                }
             }
         };
+        self.last = index;
         Ok(&self.slots[index].as_ref().expect("filled above").1)
     }
 }
