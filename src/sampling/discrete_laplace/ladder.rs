@@ -184,6 +184,11 @@ pub(super) struct Scaled {
     pub(super) two_sided: bool,
     /// `m`, `M = 2ᵐ`.
     pub(super) block_bits: u32,
+    /// `M = 2ᵐ` (`m ≤ 63`).
+    pub(super) block: u64,
+    /// The right shift of a trial's first word (without its sign bit) that the table
+    /// reads: 0 for the two-sided table, [`SPARE_BITS`] for the one-sided.
+    pub(super) table_shift: u32,
     /// Words per trial: 1 (no acceptance), 2 or 3.
     pub(super) words: u32,
     /// The layout of the module docs as masks and shifts (a function of `m` and the
@@ -261,6 +266,8 @@ impl Scaled {
             table: rung_table(k, two_sided),
             two_sided,
             block_bits,
+            block: 1 << block_bits,
+            table_shift: if two_sided { 0 } else { SPARE_BITS },
             words,
             r_low: mask(r_split),
             r_high: mask(r_high_bits),
