@@ -29,7 +29,6 @@ use crate::Error;
 use core::convert::Infallible;
 use core::fmt;
 use rand_chacha::ChaCha20Rng;
-use std::cell::RefCell;
 
 /// ChaCha20 keyed with 256 bits from the operating system.
 ///
@@ -128,7 +127,10 @@ struct ThreadRng {
 }
 
 impl ThreadRng {
-    fn new() -> Result<Self, Error> {
+    /// A generator keyed from the OS, with its fork signal.
+    #[cold]
+    #[inline(never)]
+    fn keyed() -> Result<Self, Error> {
         // The handler is registered (once per process) before the key is drawn, so a
         // fork after keying always bumps the counter this guard compares with.
         let signal = match forkguard::Guard::try_new() {
@@ -144,7 +146,7 @@ impl ThreadRng {
     }
 
     /// Whether this process may not be the one that keyed the generator.
-    #[inline]
+    #[inline(always)]
     fn forked(&mut self) -> bool {
         match &mut self.signal {
             ForkSignal::Handler(guard) => {
@@ -163,26 +165,36 @@ impl ThreadRng {
     }
 }
 
-thread_local! {
-    static THREAD_RNG: RefCell<Option<ThreadRng>> = const { RefCell::new(None) };
-}
+/// A thread's one-call generator: empty until first used, then keyed from the OS and
+/// re-keyed whenever the process was forked since (see the module docs). Held by the
+/// one-call functions' thread-local state.
+#[derive(Default)]
+pub(crate) struct ThreadRngSlot(Option<ThreadRng>);
 
-/// Runs `f` with this thread's OS-keyed generator, re-keying it first when this is the
-/// first use on this thread or the process was forked since it was keyed.
-#[inline]
-pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut DefaultRng) -> T) -> Result<T, Error> {
-    THREAD_RNG.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let fresh = match &mut *slot {
+impl ThreadRngSlot {
+    /// An empty slot (keyed on first use).
+    pub(crate) const fn new() -> Self {
+        Self(None)
+    }
+
+    /// The generator, keyed first when this is the first use on this thread or the
+    /// process was forked since it was keyed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Entropy`] when the operating system cannot key it.
+    #[inline(always)]
+    pub(crate) fn get(&mut self) -> Result<&mut DefaultRng, Error> {
+        let fresh = match &mut self.0 {
             Some(state) => state.forked(),
             None => true,
         };
         if fresh {
-            *slot = Some(ThreadRng::new()?);
+            self.0 = Some(ThreadRng::keyed()?);
         }
-        let state = slot.as_mut().expect("slot was just filled");
-        Ok(f(&mut state.rng))
-    })
+        let state = self.0.as_mut().expect("slot was just filled");
+        Ok(&mut state.rng)
+    }
 }
 
 #[cfg(test)]
@@ -203,8 +215,9 @@ mod tests {
 
     #[test]
     fn thread_rng_advances() {
-        let x = with_thread_rng(|r| r.next_u64()).unwrap();
-        let y = with_thread_rng(|r| r.next_u64()).unwrap();
+        let mut slot = ThreadRngSlot::new();
+        let x = slot.get().unwrap().next_u64();
+        let y = slot.get().unwrap().next_u64();
         assert_ne!(x, y);
     }
 }
