@@ -19,8 +19,9 @@
 //!   so do Rust's wrappers of it), read with one atomic load per call instead of a
 //!   `getpid` system call. A process copied without fork handlers (a raw `clone`
 //!   system call, glibc's `_Fork`) is still caught by the process id, compared every
-//!   64 calls. Where `pthread_atfork` fails (out of
-//!   memory) the process id is compared on every call, as before.
+//!   64 calls (such a child may repeat at most 63 of its parent's one-call releases).
+//!   Where `pthread_atfork` fails (out of memory) the process id is compared on every
+//!   call, as before. `tests/fork_safety.rs` forks for real.
 
 pub use rand_core;
 pub use rand_core::{CryptoRng, Rng, SeedableRng, TryCryptoRng, TryRng};
