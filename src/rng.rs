@@ -10,10 +10,18 @@
 //! * [`InsecureSimulationRng`] is the only way to feed a non-cryptographic generator
 //!   (e.g. a fast PRNG for large simulations) to the samplers. Its name says what it is:
 //!   noise from it protects nobody against an adversary who can predict the generator.
-//! * The one-call functions ([`crate::laplace`], [`crate::geometric`]) draw from a
-//!   thread-local [`DefaultRng`] that is re-keyed from the OS whenever the process id
-//!   changes, so a `fork`ed child never repeats its parent's noise, and that cannot be
-//!   seeded from outside.
+//! * The one-call functions ([`crate::laplace`], [`crate::geometric`],
+//!   [`crate::gaussian`]) draw from a thread-local [`DefaultRng`] that cannot be seeded
+//!   from outside and is re-keyed from the OS in a `fork`ed child before its first
+//!   draw, so a child never repeats its parent's noise (not even words the parent had
+//!   buffered). The signal is a fork generation counter bumped by a `pthread_atfork`
+//!   child handler (the `forkguard` crate; every `fork()` of the C library runs it, and
+//!   so do Rust's wrappers of it), read with one atomic load per call instead of a
+//!   `getpid` system call. A process copied without fork handlers (a raw `clone`
+//!   system call, glibc's `_Fork`) is still caught by the process id, compared every
+//!   64 calls (such a child may repeat at most 63 of its parent's one-call releases).
+//!   Where `pthread_atfork` fails (out of memory) the process id is compared on every
+//!   call, as before. `tests/fork_safety.rs` forks for real.
 
 pub use rand_core;
 pub use rand_core::{CryptoRng, Rng, SeedableRng, TryCryptoRng, TryRng};
@@ -22,7 +30,6 @@ use crate::Error;
 use core::convert::Infallible;
 use core::fmt;
 use rand_chacha::ChaCha20Rng;
-use std::cell::RefCell;
 
 /// ChaCha20 keyed with 256 bits from the operating system.
 ///
@@ -97,23 +104,98 @@ impl<R: Rng> TryRng for InsecureSimulationRng<R> {
 
 impl<R: Rng> TryCryptoRng for InsecureSimulationRng<R> {}
 
-thread_local! {
-    static THREAD_RNG: RefCell<Option<(u32, DefaultRng)>> = const { RefCell::new(None) };
+/// The one-call generator compares the process id at least once in this many calls,
+/// besides the fork handler's signal on every call (see the module docs).
+pub(crate) const PID_CHECK_PERIOD: u32 = 64;
+
+/// How a thread's generator learns that its process was forked.
+enum ForkSignal {
+    /// The `pthread_atfork` generation counter (one atomic load), with the process id
+    /// compared every [`PID_CHECK_PERIOD`] calls.
+    Handler(forkguard::Guard),
+    /// The process id on every call (when the handler could not be registered).
+    Pid(forkguard::pid::Guard),
 }
 
-/// Runs `f` with this thread's OS-keyed generator, re-keying it first when this is a
-/// new process (after `fork`) or the first use on this thread.
-pub(crate) fn with_thread_rng<T>(f: impl FnOnce(&mut DefaultRng) -> T) -> Result<T, Error> {
-    THREAD_RNG.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let pid = std::process::id();
-        let fresh = !matches!(&*slot, Some((owner, _)) if *owner == pid);
-        if fresh {
-            *slot = Some((pid, DefaultRng::from_os()?));
+/// A thread's generator and what it needs to notice a fork.
+struct ThreadRng {
+    rng: DefaultRng,
+    signal: ForkSignal,
+    /// The process id when the generator was keyed.
+    pid: u32,
+    /// Calls until the next process id comparison.
+    until_pid_check: u32,
+}
+
+impl ThreadRng {
+    /// A generator keyed from the OS, with its fork signal.
+    #[cold]
+    #[inline(never)]
+    fn keyed() -> Result<Self, Error> {
+        // The handler is registered (once per process) before the key is drawn, so a
+        // fork after keying always bumps the counter this guard compares with.
+        let signal = match forkguard::Guard::try_new() {
+            Ok(guard) => ForkSignal::Handler(guard),
+            Err(_) => ForkSignal::Pid(forkguard::pid::Guard::default()),
+        };
+        Ok(Self {
+            rng: DefaultRng::from_os()?,
+            signal,
+            pid: std::process::id(),
+            until_pid_check: PID_CHECK_PERIOD,
+        })
+    }
+
+    /// Whether this process may not be the one that keyed the generator.
+    #[inline(always)]
+    fn forked(&mut self) -> bool {
+        match &mut self.signal {
+            ForkSignal::Handler(guard) => {
+                if guard.detected_fork() {
+                    return true;
+                }
+                self.until_pid_check -= 1;
+                if self.until_pid_check == 0 {
+                    self.until_pid_check = PID_CHECK_PERIOD;
+                    return std::process::id() != self.pid;
+                }
+                false
+            }
+            ForkSignal::Pid(guard) => guard.detected_fork(),
         }
-        let (_, rng) = slot.as_mut().expect("slot was just filled");
-        Ok(f(rng))
-    })
+    }
+}
+
+/// A thread's one-call generator: empty until first used, then keyed from the OS and
+/// re-keyed whenever the process was forked since (see the module docs). Held by the
+/// one-call functions' thread-local state.
+#[derive(Default)]
+pub(crate) struct ThreadRngSlot(Option<ThreadRng>);
+
+impl ThreadRngSlot {
+    /// An empty slot (keyed on first use).
+    pub(crate) const fn new() -> Self {
+        Self(None)
+    }
+
+    /// The generator, keyed first when this is the first use on this thread or the
+    /// process was forked since it was keyed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Entropy`] when the operating system cannot key it.
+    #[inline(always)]
+    pub(crate) fn get(&mut self) -> Result<&mut DefaultRng, Error> {
+        let fresh = match &mut self.0 {
+            Some(state) => state.forked(),
+            None => true,
+        };
+        if fresh {
+            self.0 = Some(ThreadRng::keyed()?);
+        }
+        let state = self.0.as_mut().expect("slot was just filled");
+        Ok(&mut state.rng)
+    }
 }
 
 #[cfg(test)]
@@ -134,8 +216,9 @@ mod tests {
 
     #[test]
     fn thread_rng_advances() {
-        let x = with_thread_rng(|r| r.next_u64()).unwrap();
-        let y = with_thread_rng(|r| r.next_u64()).unwrap();
+        let mut slot = ThreadRngSlot::new();
+        let x = slot.get().unwrap().next_u64();
+        let y = slot.get().unwrap().next_u64();
         assert_ne!(x, y);
     }
 }

@@ -10,6 +10,7 @@ mod common;
 mod composition;
 mod composition_optimal;
 mod draw_independence;
+mod fork_safety;
 mod gaussian;
 mod laplace_geometric;
 mod mechanism_trait;

@@ -68,8 +68,28 @@ pub use svt::{
 };
 
 use crate::Error;
-use crate::rng::with_thread_rng;
+use crate::rng::ThreadRngSlot;
 use std::cell::RefCell;
+
+/// The one-call functions' state on a thread, in one thread-local (one look-up and one
+/// borrow per call): the OS-keyed generator and the memo of each function.
+struct OneCall {
+    rng: ThreadRngSlot,
+    laplace: Memo<Laplace>,
+    geometric: Memo<Geometric>,
+    gaussian: Memo<Gaussian>,
+}
+
+thread_local! {
+    static ONE_CALL: RefCell<OneCall> = const {
+        RefCell::new(OneCall {
+            rng: ThreadRngSlot::new(),
+            laplace: Memo::new(),
+            geometric: Memo::new(),
+            gaussian: Memo::new(),
+        })
+    };
+}
 
 /// One call: `value + Lap(sensitivity/epsilon)`, exact, on a public power-of-two grid,
 /// from a fork-safe CSPRNG keyed by the operating system. Pure ε-DP for a query of L1
@@ -89,15 +109,12 @@ use std::cell::RefCell;
 /// Those of [`Laplace::new`] and [`Error::NonFiniteValue`] for a non-finite `value`;
 /// [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error> {
-    thread_local! {
-        static MEMO: RefCell<Memo<Laplace>> = const { RefCell::new(Memo::new()) };
-    }
-    MEMO.with(|memo| {
-        let mut memo = memo.borrow_mut();
+    ONE_CALL.with(|state| {
+        let OneCall { rng, laplace, .. } = &mut *state.borrow_mut();
         let key = [sensitivity.to_bits(), epsilon.to_bits(), 0];
-        let mechanism = memo.get_or_try_insert(key, || Laplace::new(sensitivity, epsilon))?;
+        let mechanism = laplace.get_or_try_insert(key, || Laplace::new(sensitivity, epsilon))?;
         check_finite(0, value)?;
-        with_thread_rng(|rng| mechanism.release(value, rng))?
+        mechanism.release(value, rng.get()?)
     })
 }
 
@@ -117,14 +134,11 @@ pub fn laplace(value: f64, sensitivity: f64, epsilon: f64) -> Result<f64, Error>
 /// Those of [`Geometric::new`]; [`Error::Entropy`] if the operating system cannot seed
 /// the generator.
 pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Error> {
-    thread_local! {
-        static MEMO: RefCell<Memo<Geometric>> = const { RefCell::new(Memo::new()) };
-    }
-    MEMO.with(|memo| {
-        let mut memo = memo.borrow_mut();
+    ONE_CALL.with(|state| {
+        let OneCall { rng, geometric, .. } = &mut *state.borrow_mut();
         let key = [sensitivity, epsilon.to_bits(), 0];
-        let mechanism = memo.get_or_try_insert(key, || Geometric::new(sensitivity, epsilon))?;
-        with_thread_rng(|rng| mechanism.release(value, rng))
+        let mechanism = geometric.get_or_try_insert(key, || Geometric::new(sensitivity, epsilon))?;
+        Ok(mechanism.release(value, rng.get()?))
     })
 }
 
@@ -147,15 +161,13 @@ pub fn geometric(value: i64, sensitivity: u64, epsilon: f64) -> Result<i64, Erro
 /// Those of [`Gaussian::analytic`] and [`Error::NonFiniteValue`] for a non-finite
 /// `value`; [`Error::Entropy`] if the operating system cannot seed the generator.
 pub fn gaussian(value: f64, l2_sensitivity: f64, epsilon: f64, delta: f64) -> Result<f64, Error> {
-    thread_local! {
-        static MEMO: RefCell<Memo<Gaussian>> = const { RefCell::new(Memo::new()) };
-    }
-    MEMO.with(|memo| {
-        let mut memo = memo.borrow_mut();
+    ONE_CALL.with(|state| {
+        let OneCall { rng, gaussian, .. } = &mut *state.borrow_mut();
         let key = [l2_sensitivity.to_bits(), epsilon.to_bits(), delta.to_bits()];
-        let mechanism = memo.get_or_try_insert(key, || Gaussian::analytic(l2_sensitivity, epsilon, delta))?;
+        let mechanism =
+            gaussian.get_or_try_insert(key, || Gaussian::analytic(l2_sensitivity, epsilon, delta))?;
         check_finite(0, value)?;
-        with_thread_rng(|rng| mechanism.release(value, rng))?
+        mechanism.release(value, rng.get()?)
     })
 }
 
@@ -170,6 +182,9 @@ const MEMO_SLOTS: usize = 16;
 struct Memo<M> {
     slots: [Option<([u64; 3], M)>; MEMO_SLOTS],
     next: usize,
+    /// The slot of the last hit or insertion, compared first (a program that repeats
+    /// one parameter set finds it with one comparison).
+    last: usize,
 }
 
 impl<M> Memo<M> {
@@ -177,29 +192,33 @@ impl<M> Memo<M> {
         Self {
             slots: [const { None }; MEMO_SLOTS],
             next: 0,
+            last: 0,
         }
     }
 
     /// The mechanism of `key`, built by `build` (and remembered) when absent; a build
     /// error is returned and nothing is remembered.
+    #[inline]
     fn get_or_try_insert(
         &mut self,
         key: [u64; 3],
         build: impl FnOnce() -> Result<M, Error>,
     ) -> Result<&M, Error> {
-        let found = self
-            .slots
-            .iter()
-            .position(|slot| matches!(slot, Some((k, _)) if *k == key));
-        let index = match found {
-            Some(i) => i,
-            None => {
-                let i = self.next;
-                self.slots[i] = Some((key, build()?));
-                self.next = (i + 1) % MEMO_SLOTS;
-                i
+        let holds = |slot: &Option<([u64; 3], M)>| matches!(slot, Some((k, _)) if *k == key);
+        let index = if holds(&self.slots[self.last]) {
+            self.last
+        } else {
+            match self.slots.iter().position(holds) {
+                Some(i) => i,
+                None => {
+                    let i = self.next;
+                    self.slots[i] = Some((key, build()?));
+                    self.next = (i + 1) % MEMO_SLOTS;
+                    i
+                }
             }
         };
+        self.last = index;
         Ok(&self.slots[index].as_ref().expect("filled above").1)
     }
 }

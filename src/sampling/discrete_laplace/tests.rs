@@ -3,7 +3,9 @@
 //! paths with arbitrary-precision comparisons (random and planted uniforms), and the
 //! laws of the trials.
 
-use super::ladder::{self, RUNG_DEN, RUNGS, Rate, SLACK, rung_at_least, rung_numerator, rung_table};
+use super::ladder::{
+    self, RUNG_DEN, RUNGS, Rate, SLACK, UNIFORM_MIN_BITS, rung_at_least, rung_numerator, rung_table,
+};
 use super::*;
 use crate::sampling::certified::{Big, Cdt, LOG_GUIDE_BITS, LazyUniform, exact_less_exp_neg, probe};
 use rand_chacha::ChaCha20Rng;
@@ -130,10 +132,55 @@ fn exponent_brackets_hold() {
     }
 }
 
+/// The block scales' 64-bit bracket: `e ≤ 2⁵⁷·E < e + 4` and `e < 2⁶¹` for random
+/// trials with `J < 2¹²` (every `J` up to the limit, and `R` up to `2ᵐ − 1`), at every
+/// block scale of [`scales`] and a few with `τ` just above a power of two (the largest
+/// `t = τ/M`, so the largest rate `C`) and just below the next (`t` near 32), against the
+/// exact rational `E`.
+#[test]
+fn block_exponent_brackets_hold() {
+    let mut rng = ChaCha20Rng::seed_from_u64(0xB57);
+    let mut more: Vec<Rational> = [(65u64, 1u64), (129, 2), ((1 << 20) + 1, 1), ((1 << 21) - 1, 1)]
+        .into_iter()
+        .map(|(n, d)| Rational::new(n, d).unwrap())
+        .collect();
+    more.extend(scales());
+    for scale in more {
+        for two_sided in [true, false] {
+            let law = Scaled::new(scale, two_sided);
+            let m = law.block_bits;
+            if m == 0 {
+                continue;
+            }
+            for i in 0..20_000u64 {
+                let (j, r) = match i {
+                    0 => (ladder::BLOCK_J_LIMIT - 1, u64::MAX >> (64 - m)),
+                    1 => (0, 0),
+                    _ => random_trial(&mut rng, m, ladder::BLOCK_J_LIMIT),
+                };
+                let e = law.block_exponent(j, r);
+                assert!(e < 1 << 61, "{scale:?} {j} {r}");
+                let (num, den) = law.exact_exponent(j, r);
+                let exact = Big::from_u128(num).shl(57);
+                let den = Big::from_u128(den);
+                assert!(
+                    Big::from_u128(u128::from(e)).mul(&den).cmp(&exact).is_le(),
+                    "{scale:?} {j} {r}"
+                );
+                assert!(
+                    exact.cmp(&Big::from_u128(u128::from(e) + 4).mul(&den)).is_lt(),
+                    "{scale:?} {j} {r}"
+                );
+            }
+        }
+    }
+}
+
 /// The premises of the fallback bound, for every rung and both kinds of table: every
 /// entry leaves at most two words undecided, the two-sided tables have at most 2797
 /// entries (63-bit words) and the one-sided at most 2397 (54-bit words), every table is
-/// guided; with the band of `V` (at most 200 words) and `E[N] < 1.09`, a sample falls
+/// guided; with the band of `V` (at most 200 words, 576 at block scales) and
+/// `E[N] < 1.09`, a sample falls
 /// back with probability below `2⁻⁵⁰` (`M = 1`) and `2⁻⁴⁰·²` (`M ≥ 2`, `ℓ ≥ 42`).
 #[test]
 fn ladder_tables_satisfy_the_fallback_bound_premises() {
@@ -144,7 +191,7 @@ fn ladder_tables_satisfy_the_fallback_bound_premises() {
             assert!(probe::max_undecided_per_entry(table) <= 2, "rung {k}");
             assert!(probe::len(table) <= most, "rung {k}: {}", probe::len(table));
             assert!(probe::is_guided(table), "rung {k}");
-            let band = 200.0 / 2f64.powi(64);
+            let band = if two_sided { 200.0 } else { 576.0 } / 2f64.powi(64);
             let v = if two_sided {
                 band
             } else {
@@ -175,7 +222,7 @@ fn ladder_tables_satisfy_the_fallback_bound_premises() {
 
 /// The band of `V` holds `2⁶⁴·exp(−E)` — `below ≤ 2⁶⁴·exp(−E) ≤ above + 1` against a
 /// certified 128-bit enclosure of the exact `exp(−E)` — and is at most 200 words wide
-/// (`W′ + 2·68`), on random trials (both kinds, every scale, `J` up to 3000 so that the
+/// (`W′ + 2·68`), 600 at block scales (`W′ + 2⁹`), on random trials (both kinds, every scale, `J` up to 3000 so that the
 /// cap is reached at the smallest scales).
 #[test]
 fn acceptance_bands_hold_and_are_narrow() {
@@ -188,7 +235,9 @@ fn acceptance_bands_hold_and_are_narrow() {
             for _ in 0..5_000 {
                 let (j, r) = random_trial(&mut rng, m, 3000);
                 let (below, above) = law.band(j, r);
-                assert!(above.saturating_sub(below) < 200, "{scale:?}: {below}..{above}");
+                // W′ + 2⁹ for block scales (J < 2¹²), W′ + 2·68 otherwise.
+                let width = if m > 0 { 600 } else { 200 };
+                assert!(above.saturating_sub(below) < width, "{scale:?}: {below}..{above}");
                 let (n, d) = law.exact_exponent(j, r);
                 let exact = exp_neg_big(&Big::from_u128(n), &Big::from_u128(d), 128);
                 let at = |x: u128| Big::from_u128(x).shl(64);
@@ -218,7 +267,7 @@ fn acceptance_agrees_with_exact_comparisons() {
     ] {
         let law = Scaled::new(Rational::new(num, den).unwrap(), true);
         let m = law.block_bits;
-        let (_, _, len) = trial_layout(m, law.words, 0, 0, 0);
+        let len = law.uniform_bits();
         assert!(len >= UNIFORM_MIN_BITS);
         for i in 0..250_000u64 {
             let (j, r) = random_trial(&mut rng, m, 200);
@@ -232,8 +281,9 @@ fn acceptance_agrees_with_exact_comparisons() {
             let fast = law.accept(
                 j,
                 r,
-                prefix,
-                len,
+                // The low 64 − len bits of V's word belong to R; set them to check that
+                // they are ignored.
+                (prefix << (64 - len)) | (u64::MAX >> len.min(63) >> u32::from(len == 64)),
                 &mut BitSource::new(&mut ChaCha20Rng::seed_from_u64(i)),
             );
             let (n, d) = law.exact_exponent(j, r);
