@@ -102,51 +102,64 @@ pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f
     let given = x;
     let huge = [x[0] >= HUGE, x[1] >= HUGE];
     let x = [if huge[0] { 1.0 } else { x[0] }, if huge[1] { 1.0 } else { x[1] }];
-    // (A_(k−1), A_k) and (B_(k−1), B_k), from A_(−1) = 1, A_0 = 0, B_(−1) = 0, B_0 = 1.
-    let (mut a_prev, mut a) = ([1.0f64; 2], [0.0f64; 2]);
-    let (mut b_prev, mut b) = ([0.0f64; 2], [1.0f64; 2]);
-    let mut k = 0u32;
+    // (A_(k−1), A_k) and (B_(k−1), B_k), from A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x, and
+    // `gap` = |A_k·B_(k−1) − A_(k−1)·B_k| = ∏_(i ≤ k) (i − 1)/2 (the determinant
+    // formula; a_1 = 1), so that |f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1)): a stopping
+    // test without division (in floating point, only a hint: the bounds are decided
+    // from the approximants themselves).
+    let (mut a_prev, mut a) = ([0.0f64; 2], [1.0f64; 2]);
+    let (mut b_prev, mut b) = ([1.0f64; 2], x);
+    let mut gap = [1.0f64; 2];
+    let mut k = 1u32;
     loop {
-        for _ in 0..4 {
+        for _ in 0..2 {
             k += 1;
-            let numerator = if k == 1 { 1.0 } else { f64::from(k - 1) * 0.5 };
+            let numerator = f64::from(k - 1) * 0.5;
             for i in 0..2 {
                 let next_a = x[i] * a[i] + numerator * a_prev[i];
                 let next_b = x[i] * b[i] + numerator * b_prev[i];
                 (a_prev[i], a[i], b_prev[i], b[i]) = (a[i], next_a, b[i], next_b);
+                gap[i] *= numerator;
             }
         }
-        let mut bounds = [(0.0, 0.0); 2];
-        let mut closed = true;
+        let mut hinted = true;
         for i in 0..2 {
-            // Four steps multiply B by at most (x + 2000)⁴ < 2⁴⁰⁰ (x < 2⁶⁴): no overflow.
+            // Two steps multiply B by at most (x + 2000)² < 2²⁰⁰ (x < 2⁶⁴): no overflow.
             if b[i] > RESCALE_ABOVE {
                 a[i] *= RESCALE_BY;
                 a_prev[i] *= RESCALE_BY;
                 b[i] *= RESCALE_BY;
                 b_prev[i] *= RESCALE_BY;
+                gap[i] *= RESCALE_BY * RESCALE_BY;
             }
-            let (last, before) = (a[i] / b[i], a_prev[i] / b_prev[i]);
-            bounds[i] = if last <= before {
-                (last, before)
-            } else {
-                (before, last)
-            };
-            closed &= huge[i] || bounds[i].1 - bounds[i].0 <= tolerance * bounds[i].0;
+            hinted &= huge[i] || gap[i] <= tolerance * a[i] * b_prev[i];
         }
-        if closed {
-            let lane = |i: usize, (lo, hi): (f64, f64)| {
-                if huge[i] {
-                    let f = 1.0 / given[i];
-                    widen(f, f, 1)
+        if hinted || k >= MAX_TERMS {
+            let mut bounds = [(0.0, 0.0); 2];
+            let mut closed = true;
+            for i in 0..2 {
+                let (last, before) = (a[i] / b[i], a_prev[i] / b_prev[i]);
+                bounds[i] = if last <= before {
+                    (last, before)
                 } else {
-                    widen(lo, hi, k)
-                }
-            };
-            return Some([lane(0, bounds[0]), lane(1, bounds[1])]);
-        }
-        if k >= MAX_TERMS {
-            return None;
+                    (before, last)
+                };
+                closed &= huge[i] || bounds[i].1 - bounds[i].0 <= tolerance * bounds[i].0;
+            }
+            if closed {
+                let lane = |i: usize, (lo, hi): (f64, f64)| {
+                    if huge[i] {
+                        let f = 1.0 / given[i];
+                        widen(f, f, 1)
+                    } else {
+                        widen(lo, hi, k)
+                    }
+                };
+                return Some([lane(0, bounds[0]), lane(1, bounds[1])]);
+            }
+            if k >= MAX_TERMS {
+                return None;
+            }
         }
     }
 }
