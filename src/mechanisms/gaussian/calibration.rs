@@ -659,6 +659,20 @@ mod tests {
         }
     }
 
+    /// `count` pairs (ε, δ), log-uniform on `[0.01, 50] × [10⁻¹⁵, 0.1]`, from `seed`.
+    fn random_parameters(seed: u64, count: usize) -> Vec<(f64, f64)> {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::{Rng, SeedableRng};
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut uniform = |lo: f64, hi: f64| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            (lo.ln() + u * (hi.ln() - lo.ln())).exp()
+        };
+        (0..count)
+            .map(|_| (uniform(0.01, 50.0), uniform(1e-15, 0.1)))
+            .collect()
+    }
+
     #[test]
     fn analytic_calibration_is_certified_and_tight_on_random_parameters() {
         // 2000 (ε, δ) log-uniform on [0.01, 50] × [10⁻¹⁵, 0.1] from a fixed seed: the
@@ -666,16 +680,8 @@ mod tests {
         // the certified bound lies within 10⁻⁹ (relative) above the plain erfc value
         // (which is itself only good to ~10⁻¹³: at ε = 48.9, r = 0.205 it is 6.5·10⁻¹⁴
         // above the 50-digit value, the certified bound 3.6·10⁻¹⁴ above it).
-        use rand_chacha::ChaCha20Rng;
-        use rand_core::{Rng, SeedableRng};
-        let mut rng = ChaCha20Rng::seed_from_u64(2018);
-        let mut uniform = |lo: f64, hi: f64| {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            (lo.ln() + u * (hi.ln() - lo.ln())).exp()
-        };
         let mut fast_route = 0;
-        for _ in 0..2000 {
-            let (epsilon, delta) = (uniform(0.01, 50.0), uniform(1e-15, 0.1));
+        for (epsilon, delta) in random_parameters(2018, 2000) {
             let r = analytic_ratio(epsilon, delta).unwrap();
             assert!(analytic_delta_upper(r, epsilon) <= delta, "ε={epsilon} δ={delta}");
             let below = r * (1.0 - 1e-11);
@@ -767,16 +773,8 @@ mod tests {
         // 1000 (ε, δ) log-uniform on [0.01, 50] × [10⁻¹⁵, 0.1] from a fixed seed: the
         // public bound `zcdp_delta` (which searches α itself) accepts the ratio found at
         // one α, and rejects a ratio 10⁻¹⁰ (relative) smaller.
-        use rand_chacha::ChaCha20Rng;
-        use rand_core::{Rng, SeedableRng};
-        let mut rng = ChaCha20Rng::seed_from_u64(2020);
-        let mut uniform = |lo: f64, hi: f64| {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            (lo.ln() + u * (hi.ln() - lo.ln())).exp()
-        };
         let rho_of = |r: f64| round::div_up(0.5, round::mul_down(r, r));
-        for _ in 0..1000 {
-            let (epsilon, delta) = (uniform(0.01, 50.0), uniform(1e-15, 0.1));
+        for (epsilon, delta) in random_parameters(2020, 1000) {
             let r = conversion_ratio(epsilon, delta).unwrap();
             assert!(
                 zcdp_delta_up(rho_of(r), epsilon) <= delta,
