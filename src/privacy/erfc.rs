@@ -59,6 +59,111 @@ pub(crate) fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
     x / (core::f64::consts::PI.sqrt() * f)
 }
 
+/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` for `x ≥ 1/2`, with
+/// `(hi − lo)/lo` at most about `tolerance` (plus the rounding allowance below), or
+/// `None` when the fraction has not closed that far within 2000 terms (`x` too small
+/// for the requested tolerance). See [`scaled_erfc_bounds_pair`].
+#[cfg(test)]
+pub(crate) fn scaled_erfc_bounds(x: f64, tolerance: f64) -> Option<(f64, f64)> {
+    scaled_erfc_bounds_pair([x, x], tolerance).map(|[first, _]| first)
+}
+
+/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` at two points `x ≥ 1/2`
+/// at once (the two recurrences interleave), each with `(hi − lo)/lo` at most about
+/// `tolerance` plus the rounding allowance below; `None` when a fraction has not
+/// closed that far within 2000 terms (an `x` too small for the tolerance).
+///
+/// `K(x) = 1/(x + (1/2)/(x + (2/2)/(x + (3/2)/(x + …))))` (Laplace's continued fraction,
+/// Abramowitz & Stegun 7.1.14). Its partial numerators `k/2` and denominators `x` are
+/// positive, so the value lies between any two consecutive approximants `f_(k−1)`,
+/// `f_k` (the tail beyond level `k` lies in `(0, (k/2)/x)` and the fraction is
+/// monotone in it): the truncation is bounded by the approximants themselves, not by
+/// a measured depth. They are evaluated forwards, `A_k = x·A_(k−1) + (k−1)/2·A_(k−2)` and
+/// the same for `B_k`, with no division: sums of non-negative products, so each step
+/// adds at most `2u` (`u = 2⁻⁵³`) to the relative error of `A_k` and of `B_k`, and
+/// `f_k = A_k/B_k` is within a relative `(4k + 1)u` of its exact value (rescaling by
+/// powers of two is exact). The bounds are widened by `(4k + 8)u` on each side, which
+/// also covers the rounding of the widening itself.
+pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f64, f64); 2]> {
+    const UNIT: f64 = f64::EPSILON / 2.0;
+    const MAX_TERMS: u32 = 2000;
+    const RESCALE_ABOVE: f64 = 1.157_920_892_373_162e77; // 2^256
+    const RESCALE_BY: f64 = 8.636_168_555_094_445e-78; // 2^−256
+    const HUGE: f64 = 18_446_744_073_709_551_616.0; // 2^64
+    if !(x[0] >= 0.5 && x[1] >= 0.5) {
+        return None;
+    }
+    let widen = |lo: f64, hi: f64, k: u32| {
+        let rel = f64::from(4 * k + 8) * UNIT;
+        (lo * (1.0 - rel), hi * (1.0 + rel))
+    };
+    // From x = 2⁶⁴ on (∞ included), f_1 = 1/x and f_2 = x/(x² + 1/2) ≥ (1/x)(1 − 2⁻¹²⁹):
+    // 1/x within 4u either way. Such a lane runs the recurrence at x = 1 and is ignored.
+    let given = x;
+    let huge = [x[0] >= HUGE, x[1] >= HUGE];
+    let x = [if huge[0] { 1.0 } else { x[0] }, if huge[1] { 1.0 } else { x[1] }];
+    // (A_(k−1), A_k) and (B_(k−1), B_k), from A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x, and
+    // `gap` = |A_k·B_(k−1) − A_(k−1)·B_k| = ∏_(i ≤ k) (i − 1)/2 (the determinant
+    // formula; a_1 = 1), so that |f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1)): a stopping
+    // test without division (in floating point, only a hint: the bounds are decided
+    // from the approximants themselves).
+    let (mut a_prev, mut a) = ([0.0f64; 2], [1.0f64; 2]);
+    let (mut b_prev, mut b) = ([1.0f64; 2], x);
+    let mut gap = [1.0f64; 2];
+    let mut k = 1u32;
+    loop {
+        for _ in 0..2 {
+            k += 1;
+            let numerator = f64::from(k - 1) * 0.5;
+            for i in 0..2 {
+                let next_a = x[i] * a[i] + numerator * a_prev[i];
+                let next_b = x[i] * b[i] + numerator * b_prev[i];
+                (a_prev[i], a[i], b_prev[i], b[i]) = (a[i], next_a, b[i], next_b);
+                gap[i] *= numerator;
+            }
+        }
+        let mut hinted = true;
+        for i in 0..2 {
+            // Two steps multiply B by at most (x + 2000)² < 2²⁰⁰ (x < 2⁶⁴): no overflow.
+            if b[i] > RESCALE_ABOVE {
+                a[i] *= RESCALE_BY;
+                a_prev[i] *= RESCALE_BY;
+                b[i] *= RESCALE_BY;
+                b_prev[i] *= RESCALE_BY;
+                gap[i] *= RESCALE_BY * RESCALE_BY;
+            }
+            hinted &= huge[i] || gap[i] <= tolerance * a[i] * b_prev[i];
+        }
+        if hinted || k >= MAX_TERMS {
+            let mut bounds = [(0.0, 0.0); 2];
+            let mut closed = true;
+            for i in 0..2 {
+                let (last, before) = (a[i] / b[i], a_prev[i] / b_prev[i]);
+                bounds[i] = if last <= before {
+                    (last, before)
+                } else {
+                    (before, last)
+                };
+                closed &= huge[i] || bounds[i].1 - bounds[i].0 <= tolerance * bounds[i].0;
+            }
+            if closed {
+                let lane = |i: usize, (lo, hi): (f64, f64)| {
+                    if huge[i] {
+                        let f = 1.0 / given[i];
+                        widen(f, f, 1)
+                    } else {
+                        widen(lo, hi, k)
+                    }
+                };
+                return Some([lane(0, bounds[0]), lane(1, bounds[1])]);
+            }
+            if k >= MAX_TERMS {
+                return None;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +208,43 @@ mod tests {
         println!("worst relative difference from statrs: {worst:e}");
         assert_eq!(erfc(f64::INFINITY), 0.0);
         assert_eq!(erfc(f64::NEG_INFINITY), 2.0);
+    }
+
+    #[test]
+    #[allow(clippy::excessive_precision)]
+    fn scaled_erfc_bounds_enclose_high_precision_references() {
+        // K(x) = √π·e^(x²)·erfc(x), 50-digit references (mpmath), rounded to 20 digits.
+        let references = [
+            (0.5, 1.0912827215300940842),
+            (0.75, 0.89852359043107830681),
+            (1.0, 0.75787215614131210604),
+            (1.25, 0.6519491447172853068),
+            (2.0, 0.45267704998117457936),
+            (3.5, 0.27525083790517968577),
+            (6.0, 0.16444218487186090741),
+            (10.0, 0.099507318782446974738),
+            (1000.0, 0.00099999950000074999813),
+            (1e10, 9.9999999999999999999e-11),
+            (1e20, 1.0e-20),
+        ];
+        let tolerance = 2f64.powi(-50);
+        for (x, reference) in references {
+            let (lo, hi) = scaled_erfc_bounds(x, tolerance).unwrap();
+            println!("K({x}) ∈ [{lo:e}, {hi:e}], width {:e}", (hi - lo) / lo);
+            // The references carry 20 digits: a relative 10⁻¹⁹ either way.
+            assert!(
+                lo <= reference * (1.0 + 1e-19) && hi >= reference * (1.0 - 1e-19),
+                "K({x})"
+            );
+            assert!((hi - lo) / lo < 1e-12, "K({x}): [{lo}, {hi}]");
+            // The bounds agree with the backward evaluation of `erfcx` where it applies.
+            if x >= ERFC_SWITCH {
+                let k = core::f64::consts::PI.sqrt() * erfcx(x);
+                assert!(lo <= k * (1.0 + 1e-14) && k <= hi * (1.0 + 1e-14), "K({x}) = {k}");
+            }
+        }
+        assert_eq!(scaled_erfc_bounds(f64::INFINITY, tolerance), Some((0.0, 0.0)));
+        assert_eq!(scaled_erfc_bounds(0.4, tolerance), None);
+        assert_eq!(scaled_erfc_bounds(f64::NAN, tolerance), None);
     }
 }

@@ -376,12 +376,20 @@ fn rate(num: u128, den: u64) -> (u64, u32) {
 }
 
 /// `(⌊a·2^shift/d⌋, a·2^shift mod d)` exactly, for `1 ≤ d < 2¹²⁷` and a quotient
-/// below `2¹²⁸`: `a/d` natively, then one quotient bit per step of binary long division
-/// (the remainder stays below `d`, so doubling it never overflows), or, when `d` leaves
-/// at least 32 bits of room in 128, whole chunks of up to that many quotient bits per
-/// native division. About a nanosecond per bit, or per chunk a division: the per-σ
-/// constants of the samplers in a fraction of a microsecond, where the general
-/// big-integer division took tens.
+/// below `2¹²⁸`: `a/d` natively, then the remaining quotient bits in chunks, the
+/// remainder staying below `d` throughout.
+///
+/// * `d < 2⁹⁶` (at least 32 bits of room in 128): up to that many quotient bits per
+///   native division.
+/// * `2⁹⁶ ≤ d < 2¹²⁵`: 62 bits per chunk from a 128/64-bit estimate. With
+///   `t = bitlen(d) − 64` and `D = ⌊d/2ᵗ⌋ + 1 > d/2ᵗ`, the digit
+///   `q̂ = ⌊⌊rem·2ᵏ/2ᵗ⌋/D⌋` never exceeds the true `⌊rem·2ᵏ/d⌋` and falls short of it
+///   by less than `(2ᵏ + 1)·2ᵗ/d + 2 < 3` (`d ≥ 2^(t+63)`, `k ≤ 62`), so the new
+///   remainder `rem·2ᵏ − q̂·d` lies in `[0, 3d) ⊂ [0, 2¹²⁷)`, is computed exactly modulo
+///   `2¹²⁸`, and at most three subtractions of `d` finish the digit. (The per-σ
+///   constants of the discrete Gaussian at σ ≈ 2⁶⁰, `d ≈ 2¹²¹`, took ~270 one-bit
+///   steps before: most of a microsecond.)
+/// * `d ≥ 2¹²⁵`: one quotient bit per step of binary long division.
 pub(super) fn div_shifted(a: u128, shift: u32, d: u128) -> (u128, u128) {
     debug_assert!((1..1 << 127).contains(&d));
     let (mut q, mut rem) = (a / d, a % d);
@@ -399,6 +407,34 @@ pub(super) fn div_shifted(a: u128, shift: u32, d: u128) -> (u128, u128) {
         }
         return (q, rem);
     }
+    if room >= 3 {
+        let t = 64 - room;
+        let top = (d >> t) + 1;
+        let mut left = shift;
+        while left > 0 {
+            let k = left.min(62);
+            // ⌊rem·2ᵏ/2ᵗ⌋ < 2^(64 + k): rem < d < 2^(t + 64).
+            let scaled = if t >= k { rem >> (t - k) } else { rem << (k - t) };
+            let mut digit = scaled / top;
+            // rem·2ᵏ − digit·d ∈ [0, 3d), exact modulo 2¹²⁸ (the bits shifted out of
+            // `rem << k` and the product's overflow cancel).
+            let mut next = (rem << k).wrapping_sub(digit.wrapping_mul(d));
+            while next >= d {
+                next -= d;
+                digit += 1;
+            }
+            q = (q << k) | digit;
+            rem = next;
+            left -= k;
+        }
+        return (q, rem);
+    }
+    div_shifted_bitwise(q, rem, shift, d)
+}
+
+/// The quotient bits of [`div_shifted`] one at a time, from the quotient `q` and
+/// remainder `rem < d` so far.
+fn div_shifted_bitwise(mut q: u128, mut rem: u128, shift: u32, d: u128) -> (u128, u128) {
     for _ in 0..shift {
         rem <<= 1;
         let bit = rem >= d;
@@ -984,6 +1020,44 @@ mod tests {
         let weight = |g: f64| (-((100.0 + g).powi(2) - 100.0f64.powi(2)) / 200.0).exp();
         let z = mean_excess_z(&excess, weight, 400);
         assert!(z.abs() < 5.0, "z = {z}");
+    }
+
+    #[test]
+    fn chunked_division_equals_binary_long_division() {
+        // Divisors of every bit length from 1 to 127 (the three routes of `div_shifted`)
+        // with random dividends and shifts whose quotient fits, against one quotient bit
+        // per step; plus the extremes of each route.
+        use rand_core::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(385);
+        let mut word = || (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+        for bits in 1..=127u32 {
+            for _ in 0..40 {
+                let d = ((word() >> (128 - bits)) | (1 << (bits - 1))).max(1);
+                let a = word() >> (word() % 128) as u32;
+                // Quotient a·2^shift/d below 2¹²⁸: shift ≤ 127 − bitlen(a) + bitlen(d) − 1.
+                let a_bits = 128 - a.leading_zeros();
+                let limit = (127 + bits).saturating_sub(a_bits + 1).min(200);
+                let shift = (word() % (u128::from(limit) + 1)) as u32;
+                let expected = div_shifted_bitwise(a / d, a % d, shift, d);
+                assert_eq!(div_shifted(a, shift, d), expected, "a={a} shift={shift} d={d}");
+            }
+        }
+        for d in [
+            (1u128 << 96) - 1,
+            1 << 96,
+            (1 << 125) - 1,
+            1 << 125,
+            (1 << 127) - 1,
+        ] {
+            for a in [0, 1, d - 1, d, u128::MAX >> 1] {
+                // The largest shift whose quotient fits in 128 bits.
+                let shift = 127 - (128 - (a / d).leading_zeros()).min(127);
+                assert_eq!(
+                    div_shifted(a, shift, d),
+                    div_shifted_bitwise(a / d, a % d, shift, d)
+                );
+            }
+        }
     }
 
     #[test]
