@@ -277,10 +277,13 @@ fn saturating_i64(column: &ArrayRef) -> Result<Vec<i64>, DpError> {
 mod tests {
     use super::*;
 
+    /// A final row `(group, kind, count, units, tag, reads)` (its bin count NULL).
+    type FinalRow<'a> = (Option<&'a str>, i64, i64, i64, i128, i64);
+
     /// Final rows `(group, kind, count, units, bin count, tag, reads)`.
-    fn final_rows(rows: &[(Option<&str>, i64, i64, i64, i128, i64)]) -> Vec<RecordBatch> {
+    fn final_rows(rows: &[FinalRow<'_>]) -> Vec<RecordBatch> {
         use datafusion::arrow::array::Int64Array;
-        let int = |f: fn(&(Option<&str>, i64, i64, i64, i128, i64)) -> i64| -> ArrayRef {
+        let int = |f: fn(&FinalRow<'_>) -> i64| -> ArrayRef {
             Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
         };
         let columns: Vec<ArrayRef> = vec![
@@ -316,9 +319,7 @@ mod tests {
         assert!(check_complete(&final_rows(&ok)).is_ok());
         // Nothing at all (a release over no rows): complete.
         assert!(check_complete(&final_rows(&[])).is_ok());
-        let refused = |rows: &[(Option<&str>, i64, i64, i64, i128, i64)], why: &str| match check_complete(
-            &final_rows(rows),
-        ) {
+        let refused = |rows: &[FinalRow<'_>], why: &str| match check_complete(&final_rows(rows)) {
             Err(DpError::IncompletePartials(m)) => assert!(m.contains(why), "{m}"),
             other => panic!("{other:?}"),
         };
