@@ -528,6 +528,17 @@ fn a_full_disk_is_a_typed_error_and_no_noise() {
     assert_eq!(kind(&err), Some(LedgerErrorKind::Unavailable), "{err}");
     let committed = acc.charges();
     std::fs::remove_file(fs.0.path("filler")).unwrap();
+    // The space comes back once no process holds the filler open: a child that another
+    // test forked in the instant before `drop(filler)` keeps the descriptor until it
+    // executes its program (descriptors are close-on-exec). Wait, boundedly, until a
+    // probe of 256 KiB fits, so the charge below meets a disk that has room.
+    let probe = fs.0.path("probe");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::write(&probe, vec![0u8; 256 * 1024]).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the filler's space never came back");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::fs::remove_file(&probe).unwrap();
     acc.release(&mechanism, 1.0, &mut rng).unwrap();
     drop(acc);
     let resumed = open(&path, "check").unwrap();
