@@ -535,7 +535,10 @@ fn a_full_disk_is_a_typed_error_and_no_noise() {
     let probe = fs.0.path("probe");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::fs::write(&probe, vec![0u8; 256 * 1024]).is_err() {
-        assert!(std::time::Instant::now() < deadline, "the filler's space never came back");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the filler's space never came back"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     std::fs::remove_file(&probe).unwrap();
