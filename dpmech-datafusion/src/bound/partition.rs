@@ -1,8 +1,9 @@
-//! One partition's pass of the bounding (module docs of `bound`, steps 1–4): rows
+//! One partition's pass of the bounding (module docs of `bound`, steps 1–5): rows
 //! appended to buckets by fingerprint, each unit's (unit, group) pairs aggregated
 //! exactly, at most L0 kept by keyed rank, each counting as at most m rows of its own
 //! mean, and the exact per-group partials of the groups a kept pair supports, with the
-//! histograms' counts as rows of non-empty bins.
+//! histograms' counts as rows of non-empty bins, each row check-tagged, then the task's
+//! marker row.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
