@@ -382,39 +382,50 @@ async fn a_release_killed_at_any_point_returns_the_one_node_values_within_its_de
         KillPoint::FinalBegins,
         KillPoint::FinalOnVictim,
     ];
+    // A point that depends on where the scheduler put the tasks (the victim's share of a
+    // stage) may not be reached in one run: such a run must still equal one node, and
+    // the point is tried again on a fresh cluster, at most `TRIES` times in all.
+    const TRIES: usize = 3;
     for (i, point) in points.into_iter().enumerate() {
-        let work = dirs(&format!("kill{i}"));
-        let mut processes = Processes(Vec::new());
-        let scheduler = start_cluster_in(
-            &[Some(work[0].as_path()), Some(work[1].as_path())],
-            &mut processes,
-        );
-        let (session, runner) = session_on(scheduler);
-        let run = watch(
-            session,
-            &q,
-            salt,
-            &work,
-            Some((&mut processes.0[1], point, &stages, &share)),
-        )
-        .await;
-        let (at, victim) = run
-            .killed
-            .unwrap_or_else(|| panic!("{point:?}: the release ended before the kill point"));
-        let release = run.release.unwrap_or_else(|e| panic!("{point:?}: {e}"));
-        println!(
-            "{point:?}: killed at {at:.2?} (undisturbed {undisturbed:.2?}; victim's bytes per stage then {victim:?}); \
-             released in {:.2?}, {} job(s) ran; day 1 units {} (one node {}); charges {}; jobs discarded: {:?}",
-            run.took,
-            run.jobs.len(),
-            day_1_units(&release),
-            day_1_units(&one_node),
-            run.charges,
-            runner.discarded_jobs(),
-        );
-        assert_eq!(release, one_node, "{point:?}");
-        assert_eq!(run.charges, 1, "{point:?}");
-        assert!(run.took < KILL_DEADLINE, "{point:?}");
+        let mut reached = false;
+        for attempt in 0..TRIES {
+            let work = dirs(&format!("kill{i}-{attempt}"));
+            let mut processes = Processes(Vec::new());
+            let scheduler = start_cluster_in(
+                &[Some(work[0].as_path()), Some(work[1].as_path())],
+                &mut processes,
+            );
+            let (session, runner) = session_on(scheduler);
+            let run = watch(
+                session,
+                &q,
+                salt,
+                &work,
+                Some((&mut processes.0[1], point, &stages, &share)),
+            )
+            .await;
+            let release = run.release.unwrap_or_else(|e| panic!("{point:?}: {e}"));
+            assert_eq!(release, one_node, "{point:?}");
+            assert_eq!(run.charges, 1, "{point:?}");
+            assert!(run.took < KILL_DEADLINE, "{point:?}");
+            let Some((at, victim)) = run.killed else {
+                println!("{point:?}: the release ended before the kill point (attempt {attempt}); again");
+                continue;
+            };
+            println!(
+                "{point:?}: killed at {at:.2?} (undisturbed {undisturbed:.2?}; victim's bytes per stage then {victim:?}); \
+                 released in {:.2?}, {} job(s) ran; day 1 units {} (one node {}); charges {}; jobs discarded: {:?}",
+                run.took,
+                run.jobs.len(),
+                day_1_units(&release),
+                day_1_units(&one_node),
+                run.charges,
+                runner.discarded_jobs(),
+            );
+            reached = true;
+            break;
+        }
+        assert!(reached, "{point:?}: not reached in {TRIES} releases");
     }
     let _ = std::fs::remove_dir_all(&root);
 }
