@@ -2,8 +2,8 @@
 
 use super::atoms::{Atom, atom_dist, atom_step};
 use super::{
-    Buckets, amplified_up, certify, check_integer_sensitivity, check_large_epsilon, check_sampling_rate,
-    check_scale_and_sensitivity, index_up, step_for,
+    Buckets, MAX_DISCRETE_ATOMS, amplified_up, certify, check_integer_sensitivity, check_large_epsilon,
+    check_sampling_rate, check_scale_and_sensitivity, index_up, step_for,
 };
 use crate::Error;
 use crate::composition::closed::ClosedForms;
@@ -158,13 +158,21 @@ fn laplace_buckets(eps: f64, h: f64) -> impl Iterator<Item = (i64, f64)> {
     })
 }
 
-/// Largest integer sensitivity of the discrete Laplace builders: they enumerate one
-/// atom per unit of sensitivity, so this bounds their cost (about 0.2 s at the maximum).
+/// Largest integer sensitivity of the discrete Laplace builders: they read one output
+/// per unit of sensitivity (one `exp` each), so this bounds their cost.
 const MAX_DISCRETE_LAPLACE_SENSITIVITY: u64 = 1 << 20;
 
 /// The discrete Laplace mechanism's loss atoms: with `r = e^(−1/t)`, P-masses
 /// `1/(1+r)` at `+Δ/t`, `r^Δ/(1+r)` at `−Δ/t`, `(1−r)/(1+r)·r^x` at `(Δ − 2x)/t` for
 /// `0 < x < Δ`.
+///
+/// Above [`MAX_DISCRETE_ATOMS`] inner outputs, runs of `R = ⌈(Δ − 1)/MAX_DISCRETE_ATOMS⌉`
+/// consecutive `x` share one atom: its mass the sum of theirs (rounded up), its loss
+/// range from the run's lowest loss to its highest. Every output then carries a loss
+/// at most the atom's upper end with its own P-mass: rounding losses up, which only
+/// moves `δ(ε)` up (never a merge of outputs, which would be post-processing and could
+/// move it down). The run spans `2(R − 1)/t`, below the builder's grid step (`≥ 2Δ/(t·2¹⁶)`),
+/// so it costs at most about one step of tightness, and `Δ ≤ 2¹⁶` is unchanged.
 fn discrete_laplace_atoms(scale: f64, sensitivity: u64) -> Result<Vec<Atom>, Error> {
     if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::InvalidParameter {
@@ -193,12 +201,35 @@ fn discrete_laplace_atoms(scale: f64, sensitivity: u64) -> Result<Vec<Atom>, Err
         },
     ];
     let inner = round::div_up(one_minus_exp_neg_up(round::div_up(1.0, scale)), one_plus_r);
-    for x in 1..sensitivity {
-        let mass = round::mul_up(inner, round::exp_up(-round::div_down(x as f64, scale)));
+    // Upper bounds of inner·r^x, x = 1 … Δ − 1: one product by r (bounded above) per x,
+    // moved one ulp up (a rounded-to-nearest product is within half an ulp), restarted
+    // from the direct evaluation every 64 values.
+    let direct = |x: u64| round::mul_up(inner, round::exp_up(-round::div_down(x as f64, scale)));
+    let r_up = round::exp_up(-round::div_down(1.0, scale));
+    let mut mass_up = 0.0f64;
+    let mut masses = (1..sensitivity).map(|x| {
+        mass_up = if x % 64 == 1 {
+            direct(x)
+        } else {
+            (mass_up * r_up).next_up()
+        };
+        mass_up
+    });
+    let run = (sensitivity - 1).div_ceil(MAX_DISCRETE_ATOMS).max(1);
+    let mut first = 1u64;
+    while first < sensitivity {
+        let last = (first + run - 1).min(sensitivity - 1);
+        let mass = masses
+            .by_ref()
+            .take((last - first + 1) as usize)
+            .fold(0.0, round::add_up);
+        // Loss (Δ − 2x)/t falls with x: the run's highest at `first`, lowest at `last`.
         atoms.push(Atom {
+            loss_down: loss(d - 2.0 * last as f64).loss_down,
+            loss_up: loss(d - 2.0 * first as f64).loss_up,
             mass,
-            ..loss(d - 2.0 * x as f64)
         });
+        first = last + 1;
     }
     Ok(atoms)
 }

@@ -27,6 +27,12 @@ const MAX_EPSILON: f64 = 700.0;
 /// Most grid points a builder lays out per direction ([`super::MAX_BUILD_POINTS`]).
 const MAX_BUILD_POINTS: usize = super::MAX_BUILD_POINTS;
 
+/// Most atoms the discrete builders emit (discrete Laplace: the inner outputs, two more
+/// at `±Δ/t`; discrete Gaussian: the outputs within reach): beyond, consecutive outputs
+/// share one atom (see `laplace::discrete_laplace_atoms`), so what follows an atom list
+/// (bucketing, the subsampled losses' `expm1` and `ln_1p`) costs at most this many steps.
+const MAX_DISCRETE_ATOMS: u64 = 1 << 16;
+
 /// The grid's step for a mechanism of loss scale `scale`, doubled until `width` spans
 /// at most `MAX_BUILD_POINTS − 8` points (a coarser step rounds up, never less safe).
 /// A width that is not finite (a loss range that overflows) is a typed error: no step
