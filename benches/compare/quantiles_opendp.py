@@ -22,7 +22,7 @@ dpmech's side is `cargo run --release -p dpmech --example quantile_compare -- DA
 which this script calls. Not part of CI.
 
 With `--side sql` dpmech's side is the private SQL path instead (issue 42 §2):
-`cargo run --profile test --example quantile_sql -- DATA RELEASES SMALL BINS` (the
+`cargo run --profile test --features dpmech-datafusion/compare --example quantile_sql -- DATA RELEASES SMALL BINS` (the
 DataFusion crate's example, q in {0.5, 0.9}, one record per unit, `BINS` bins over
 [0, 3600], default 65536), and `--opendp-step 0.01` gives OpenDP the issue's candidates
 (0, 0.01, ..., 3600). `--save-opendp FILE` / `--load-opendp FILE` keep OpenDP's rows
@@ -98,7 +98,7 @@ def opendp_side(x, releases, small, step, levels):
 
 def dpmech_side(path, releases, small, side, bins):
     if side == "sql":
-        command = ["cargo", "run", "--quiet", "--profile", "test", "--example", "quantile_sql", "--", path,
+        command = ["cargo", "run", "--quiet", "--profile", "test", "--features", "dpmech-datafusion/compare", "--example", "quantile_sql", "--", path,
                    str(releases), str(small), str(bins)]
     else:
         command = ["cargo", "run", "--quiet", "--release", "-p", "dpmech", "--example", "quantile_compare", "--",

@@ -11,7 +11,7 @@
 //! DataFusion's exact `median()` of the same table (median of 9 runs each).
 //!
 //! ```text
-//! cargo run --profile test --example quantile_sql -- /tmp/dpmech_durations.f64 40 200 65536
+//! cargo run --profile test --features dpmech-datafusion/compare --example quantile_sql -- /tmp/dpmech_durations.f64 40 200 65536
 //! ```
 
 use std::sync::Arc;
