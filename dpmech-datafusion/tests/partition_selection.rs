@@ -89,14 +89,17 @@ fn lonely_units_stay_hidden(
 #[test]
 fn a_unit_holding_many_keys_nobody_else_holds_is_released_with_probability_at_most_delta() {
     // The review's case: L0 = 2, one row per (unit, group), ε = 1 for the selection, and
-    // a unit holding 100 (δ = 0.1) or 2000 (δ = 10⁻³) keys nobody else holds. Each
+    // a unit holding 100 (δ = 0.1) or 200 (δ = 10⁻³) keys nobody else holds. (Bounding
+    // keeps 2 of a unit's keys by keyed rank whatever their number, so the selection sees
+    // the same two cells with 200 keys as with 2000, at a tenth of the rows: the bound
+    // below does not depend on the number of keys.) Each
     // release holds `units` such units, independent trials of "some key of this unit is
     // released" (their bounding and their cells' noise are keyed apart); every release
     // has a fresh key. (The proof gives p ≤ 1 − (1 − r^t/(1 + r))² with r = e^(−1/2) and
     // t = ⌈2·ln(2/δ)⌉: p = 0.061 and 4.2·10⁻⁴. The trial counts give the check its
     // power: at the proven p, the bound exceeds δ with probability below 10⁻⁵ for
     // δ = 0.1 (2000 trials) and about 0.004 for δ = 10⁻³ (60 000 trials).)
-    for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (2000, 1e-3, 50, 1200)] {
+    for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (200, 1e-3, 50, 1200)] {
         let q = GroupedQuery::new("t", "g").private_keys(1.0, delta).count(1.0);
         lonely_units_stay_hidden(
             &q,
@@ -108,14 +111,15 @@ fn a_unit_holding_many_keys_nobody_else_holds_is_released_with_probability_at_mo
 
 #[test]
 fn under_zcdp_gaussian_thresholding_hides_lonely_units_and_charges_approximate_zcdp() {
-    // The same case under ρ-zCDP: the selection's ρ = 1 gives discrete Gaussian noise of
+    // The same case (200 keys at δ = 10⁻³, as above) under ρ-zCDP: the selection's ρ = 1
+    // gives discrete Gaussian noise of
     // σ² = L0/(2ρ) = 1 and T = 1 + ⌈√(2 ln(2/δ))⌉: 4 at δ = 0.1 and 5 at δ = 10⁻³, so
     // one key of count 1 passes with probability P(Z ≥ 3) ≈ 4.6·10⁻³ and P(Z ≥ 4) ≈
     // 1.3·10⁻⁴ (a unit has two): p ≈ 9·10⁻³ and 2.7·10⁻⁴. At those p the bound exceeds
     // δ with negligible probability: 2 000 trials at δ = 0.1 (about 18 hits expected;
     // the bound passes 0.1 only past ~170), 60 000 at δ = 10⁻³ (about 16 expected; it
     // passes 10⁻³ only past ~40).
-    for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (2000, 1e-3, 50, 1200)] {
+    for (keys, delta, units, runs) in [(100, 0.1, 50, 40), (200, 1e-3, 50, 1200)] {
         let q = GroupedQuery::new("t", "g")
             .private_keys(1.0, delta)
             .count(0.5)
