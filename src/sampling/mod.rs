@@ -76,35 +76,6 @@ pub use uniform::uniform_below;
 pub(crate) use uniform::{uniform_below_bits, uniform_below_word};
 
 use crate::Error;
-use std::collections::HashMap;
-use std::hash::Hash;
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// A process-wide cache of tables that are a deterministic function of public
-/// parameters (sharing them changes nothing but the construction time).
-pub(crate) type TableCache<K, V> = OnceLock<Mutex<HashMap<K, Arc<V>>>>;
-
-/// Most entries kept in a [`TableCache`]; it is cleared when full.
-const CACHE_CAPACITY: usize = 256;
-
-/// The tables for `key` from `cache`, built by `build` (outside the lock) when absent.
-pub(crate) fn cached<K: Hash + Eq, V>(cache: &TableCache<K, V>, key: K, build: impl FnOnce() -> V) -> Arc<V> {
-    let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
-    let found = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(&key)
-        .cloned();
-    found.unwrap_or_else(|| {
-        let tables = Arc::new(build());
-        let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if map.len() >= CACHE_CAPACITY {
-            map.clear();
-        }
-        map.insert(key, Arc::clone(&tables));
-        tables
-    })
-}
 
 /// A positive rational number `num/den` with 64-bit parts, used for noise scales.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
