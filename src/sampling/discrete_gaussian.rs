@@ -396,6 +396,23 @@ impl DiscreteGaussianSampler {
         ladder::tables_built()
     }
 
+    /// Builds every rung table a σ below `⌊σ⌋ = 4096` can reach (145 tables, once per
+    /// process; a few tens of milliseconds the first time, nothing afterwards), so that
+    /// no later construction pays for a table: for latency-sensitive callers and for
+    /// benchmarks of the steady state.
+    ///
+    /// ```
+    /// use dpmech::sampling::DiscreteGaussianSampler;
+    /// DiscreteGaussianSampler::build_rung_tables();
+    /// let built = DiscreteGaussianSampler::rung_tables_built();
+    /// let _ = DiscreteGaussianSampler::from_ratio(1_234_567, 89)?; // σ ≈ 117.8, new
+    /// assert_eq!(DiscreteGaussianSampler::rung_tables_built(), built);
+    /// # Ok::<(), dpmech::Error>(())
+    /// ```
+    pub fn build_rung_tables() {
+        ladder::build_all();
+    }
+
     /// `σ² = num/den` as `(num, den)`.
     pub fn sigma_squared(&self) -> (u128, u64) {
         (self.num, self.den)

@@ -80,6 +80,23 @@ pub(super) fn tables_built() -> u64 {
     BUILT.load(Ordering::Relaxed)
 }
 
+/// The rungs the σ below 4096 can reach: every two-sided table (`σ ≤ 64`), and the
+/// one-sided ones with `σ̂ > 32` (blocks have `r = σ/M ∈ (32, 64]`): 145 tables.
+pub(super) fn reachable() -> impl Iterator<Item = (usize, bool)> {
+    (0..RUNGS).map(|k| (k, true)).chain(
+        (0..RUNGS)
+            .filter(|&k| rung_numerator(k) > 2048)
+            .map(|k| (k, false)),
+    )
+}
+
+/// Builds every [`reachable`] table (those not built yet).
+pub(super) fn build_all() {
+    for (k, two_sided) in reachable() {
+        rung(k, two_sided);
+    }
+}
+
 /// `h_j = exp(−j²/(2σ̂²))` for `j < K` (doubled for `j ≥ 1` when two-sided) and the
 /// tail's `w_K = h_K/(1 − ρ)`, `ρ = exp(−K/σ̂²)` (doubled when two-sided): the law of
 /// `J = K + G`, `Pr[G ≥ g] = ρ^g`, with `w_K(1 − ρ)ρ^G = exp(−(K² + 2KG)/(2σ̂²)) ≥
@@ -341,19 +358,6 @@ mod tests {
         ]
     }
 
-    /// The rungs the σ below 4096 reach: every two-sided table, and the one-sided ones
-    /// with `σ̂ > 32` (`r = σ/M ∈ (32, 64]`).
-    fn reachable() -> Vec<(usize, bool)> {
-        (0..RUNGS)
-            .map(|k| (k, true))
-            .chain(
-                (0..RUNGS)
-                    .filter(|&k| rung_numerator(k) > 2048)
-                    .map(|k| (k, false)),
-            )
-            .collect()
-    }
-
     /// `x` at `bits` fractional bits as an `f64` (for the acceptance bound's margin).
     fn approx(x: &Big, bits: u64) -> f64 {
         x.shr(bits - 40).to_u128_sat() as f64 / (1u64 << 40) as f64
@@ -367,7 +371,7 @@ mod tests {
     #[test]
     fn every_reachable_rung_meets_the_premises_of_its_bounds() {
         let mut bytes = 0;
-        let reached = reachable();
+        let reached: Vec<(usize, bool)> = reachable().collect();
         assert_eq!(reached.len(), 145);
         for &(k, two_sided) in &reached {
             let r = rung(k, two_sided);
