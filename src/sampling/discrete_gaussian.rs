@@ -44,9 +44,10 @@ const fn band_span(slack: u64) -> u64 {
 /// `K = ⌈10σ̂⌉ ≤ 640` blocks with weights `h_j = exp(−j²/(2σ̂²))` and a tail block,
 /// in two kinds: **two-sided** (`M = 1`; the law of `|Ĵ|`: `w_0 = 1`, `w_j = 2h_j`) and
 /// **one-sided** (`M ≥ 2`; `w_j = h_j`), each built on first use, once per process
-/// (certified thresholds at 192 bits, up to about 0.5 ms for the largest rungs; every
-/// σ below 4096 together reaches at most the 129 two-sided and 16 one-sided tables, so
-/// memory stays bounded whatever the number of distinct σ). A trial
+/// (certified thresholds at 192 bits, about 0.6 ms for the largest rungs; every σ below
+/// 4096 together reaches at most the 129 two-sided and 16 one-sided tables, so memory
+/// stays bounded whatever the number of distinct σ: 4.8 MB of bounds and guides with
+/// all 145 built, measured in the tests). A trial
 ///
 /// 1. draws a word: its top bit is the sign, its other 63 bits give the block `J` by
 ///    inversion of the rung's table (`Pr[J = j] = w_j/S`, `S = Σ w_j`);
@@ -119,9 +120,11 @@ const fn band_span(slack: u64) -> u64 {
 ///
 /// **Cost.** Construction: the rung (an integer square root and a few comparisons),
 /// `Q₆₄` and `C` (one long division each) and a small allocation; a new σ costs about a
-/// microsecond, like any repeated one. The first sampler in a process to reach a rung
-/// builds that rung's table (up to 0.5 ms for `K = 640`; all 145 reachable tables, 25
-/// thousand certified thresholds, in about 20 ms). A trial: one or two words, one
+/// microsecond (about 0.1 µs measured), like any repeated one. The first sampler in a
+/// process to reach a rung builds that rung's table (about 0.6 ms for `K = 640`; all 145
+/// reachable tables, 23 493 certified thresholds, in a few tens of milliseconds;
+/// [`build_rung_tables`](Self::build_rung_tables) builds them ahead of time). A trial:
+/// one or two words, one
 /// guide-table look-up, two 128-bit products for `E`, the exponential's seven factors,
 /// a few comparisons — the same operations for every trial.
 ///
@@ -220,7 +223,9 @@ fn exponent(n: u128, rate: u64, shift: u32) -> u128 {
 /// below for `e′ ≤ e` within 2¹⁵ units ([`enclose_coarse`]), so
 /// `2⁶⁴·exp(−e/2⁶³) ≤ lo + 64` and, with `w = e + slack − e′ ≤ slack + 2¹⁵ − 1`,
 /// `2⁶⁴·exp(−(e + slack)/2⁶³) ≥ lo·(1 − w/2⁶³) ≥ lo − 2w`: `below = lo − 2w`,
-/// `above = below + band_span(slack) ≥ lo + 63`.
+/// `above = below + band_span(slack) ≥ lo + 63`. From `e = 64·2⁶³` on, `lo = 0` and the
+/// band `[0, band_span(slack)]` holds `2⁶⁴·exp(−E) < 1` for any `E ≥ e/2⁶³` (the capped
+/// exponents of the ladder).
 #[inline(always)]
 fn band(e: u128, slack: u128) -> (u64, u64) {
     let coarse = e & !((1 << 15) - 1);
