@@ -324,7 +324,7 @@ fn gaussian_construction_new_parameters(c: &mut Criterion) {
 /// and none is a rung: the two-word trial with its acceptance test), alone and with its
 /// first sample, and `DiscreteGaussian::zcdp` with a new ρ (Δ₂ = 100, ρ log-uniform on
 /// `[10⁻³, 10]`: σ from 22 to 2236), beside the naive float Laplace. The steady state is
-/// measured: every rung table is built before the group (the 145 tables together take
+/// measured: every rung table is built before the group (the 193 tables together take
 /// tens of milliseconds once per process), and the count of tables built during each
 /// measurement is asserted 0. One cold first use is timed alone and printed: a σ ≈ 63
 /// on the largest two-sided rung (σ̂ = 64, 641 certified thresholds) in a process that

@@ -572,11 +572,13 @@ fn timing_diagnostic_welch_t() {
     classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
         looping_discrete_gaussian(100, &mut rng)
     });
-    // Off a rung (σ = √10: a rung above it, 2 words per trial), blocks (σ = 1000, 2
-    // words per trial) and the shared proposal (σ = 2⁴⁰, 3 words per trial).
+    // Off a rung (σ = √10: a rung above it, 2 words per trial), blocks (σ = 1000 on the
+    // rung σ/M = 62.5, σ² = 1 070 000 a rung above σ/M ≈ 32.3; 2 words per trial) and the
+    // shared proposal (σ = 2⁴⁰, 3 words per trial).
     for (variance, sigma) in [
         (10u128, 10f64.sqrt()),
         (1_000_000, 1000.0),
+        (1_070_000, 1_070_000f64.sqrt()),
         (1 << 80, 2f64.powi(40)),
     ] {
         let noise = dpmech::sampling::DiscreteGaussianSampler::from_ratio(variance, 1).unwrap();

@@ -35,19 +35,24 @@ const fn band_span(slack: u64) -> u64 {
 /// private module `discrete_gaussian/fixed.rs` has that regime's algorithm and bounds,
 /// `Pr[F] < 2⁻⁴⁷·⁸` per sample). What follows describes the smaller σ.
 ///
-/// **The ladder below `⌊σ⌋ = 4096`.** The reference standard deviations are the 129
-/// rungs `σ̂ = p/64`, `p = (16 + i)·2ʲ` (`i < 16`, `j < 8`) and `p = 4096`: from `1/4` to
-/// `64`, consecutive rungs at most `17/16` apart (the rungs of the discrete Laplace's
-/// ladder). With `M = 1` for `σ ≤ 64` and above it `M = 2ᵐ` the largest power of two
+/// **The ladder below `⌊σ⌋ = 4096`.** The reference standard deviations are rungs
+/// `σ̂ = p/64`. With `M = 1` for `σ ≤ 64` and above it `M = 2ᵐ` the largest power of two
 /// with `r = σ/M > 32` (so `r ∈ (32, 64]`, `m ≤ 6`), a σ uses the lowest rung `σ̂ ≥ r`
-/// (so `σ̂ < 17r/16`, or `σ̂ = 1/4` for `r < 1/4`). Each rung has a certified table of
-/// `K = ⌈10σ̂⌉ ≤ 640` blocks with weights `h_j = exp(−j²/(2σ̂²))` and a tail block,
-/// in two kinds: **two-sided** (`M = 1`; the law of `|Ĵ|`: `w_0 = 1`, `w_j = 2h_j`) and
-/// **one-sided** (`M ≥ 2`; `w_j = h_j`), each built on first use, once per process
-/// (certified thresholds at 192 bits, about 0.6 ms for the largest rungs; every σ below
-/// 4096 together reaches at most the 129 two-sided and 16 one-sided tables, so memory
-/// stays bounded whatever the number of distinct σ: 4.8 MB of bounds and guides with
-/// all 145 built, measured in the tests). A trial
+/// of its kind. Each rung has a certified table of `K = ⌈10σ̂⌉ ≤ 640` blocks with
+/// weights `h_j = exp(−j²/(2σ̂²))` and a tail block:
+///
+/// * **two-sided** rungs (`M = 1`; the law of `|Ĵ|`: `w_0 = 1`, `w_j = 2h_j`): the 129
+///   values `p = (16 + i)·2ʲ` (`i < 16`, `j < 8`) and `p = 4096`, from `1/4` to `64`,
+///   consecutive ones at most `17/16` apart (the rungs of the discrete Laplace's
+///   ladder), so `σ̂ < 17σ/16`, or `σ̂ = 1/4` for `σ < 1/4`;
+/// * **one-sided** rungs (`M ≥ 2`; `w_j = h_j`): the 64 values `p = 2048 + 32(i + 1)`
+///   (`σ̂ = 32.5, 33, …, 64`), so `σ̂ < 65r/64` — finer than the two-sided ones, which
+///   keeps the exponent's per-block term `J²·c` small and the trials fewer.
+///
+/// Each table is built on first use, once per process (certified thresholds at 192
+/// bits, about 0.6 ms for the largest; all 193 together hold 46 533 thresholds, so
+/// memory stays bounded whatever the number of distinct σ: 6.9 MB of bounds and guides
+/// with all built, measured in the tests). A trial
 ///
 /// 1. draws a word: its top bit is the sign, its other 63 bits give the block `J` by
 ///    inversion of the rung's table (`Pr[J = j] = w_j/S`, `S = Σ w_j`);
@@ -73,7 +78,8 @@ const fn band_span(slack: u64) -> u64 {
 /// outside the tail, as the per-σ tables of earlier versions did for `σ < 64`.
 ///
 /// **The acceptance test.** `E` grows with `J` (up to `K²·c ≤ 50·((17/16)² − 1) < 6.5`
-/// at the end of the table for `σ ≥ 1/4`, without bound below), so it is bracketed in
+/// at the end of a two-sided table for `σ ≥ 1/4`, without bound below; `< 1.6` with
+/// blocks), so it is bracketed in
 /// fixed point with room for any value: per σ, `Q₆₄ = ⌊2ˢ/(2σ²)⌋ ∈ [2⁶³, 2⁶⁴)` (`M ≥ 2`)
 /// and `C = ⌊2⁸³·M²/(2σ²)⌋ − ⌈2⁸³/(2σ̂²)⌉` (saturated at 0), so `C ≤ 2⁸³·c < C + 2`;
 /// per trial `e₁ = ⌊n·Q₆₄/2^(s − 63)⌋` (`e₁ ≤ 2⁶³·n/(2σ²) < e₁ + 2`, the neglected part
@@ -103,10 +109,10 @@ const fn band_span(slack: u64) -> u64 {
 /// **Acceptance rate.** With `θ(s) = Σ_z exp(−z²/(2s²))`: for `M = 1` a trial returns
 /// something with probability `θ(σ)/θ(σ̂) ≥ σ/σ̂ > 16/17` (`θ(s)/s =
 /// √(2π)·(1 + 2Σ_(k≥1) e^(−2π²s²k²))` decreases in s, by Poisson summation), and above
-/// `0.9993` below `σ = 1/4` (`θ(σ) ≥ 1`, `θ(1/4) < 1.0007`); for `M ≥ 2` with
-/// probability `θ(σ)/(2MS) ≥ √(2π)·r/(2S) > 0.92` (`θ(σ) ≥ √(2π)σ`; checked for each
-/// of the 16 one-sided rungs from its certified `S` and the least `r` it serves). So
-/// fewer than `17/16 = 1.0625` trials on average for `M = 1` and fewer than `1.087` for
+/// `0.999` below `σ = 1/4` (`θ(σ) ≥ 1`, `θ(1/4) < 1.0007`); for `M ≥ 2` with
+/// probability `θ(σ)/(2MS) ≥ √(2π)·r/(2S) > 0.97` (`θ(σ) ≥ √(2π)σ`; checked for each
+/// of the 64 one-sided rungs from its certified `S` and the least `r` it serves). So
+/// fewer than `17/16 = 1.0625` trials on average for `M = 1` and fewer than `1.031` for
 /// `M ≥ 2`.
 ///
 /// **Fallback bound.** Per trial: the block's word is undecided with probability at
@@ -115,14 +121,14 @@ const fn band_span(slack: u64) -> u64 {
 /// `64 − m ≥ 58` bits, is undecided with probability at most
 /// `(band_span(4) + 1 + 2·2ᵐ)/2⁶⁴ = (65 606 + 2·2ᵐ)/2⁶⁴ < 2⁻⁴⁷·⁹⁹` (the three premises
 /// asserted in tests, for every rung). So `Pr[F] < 2⁻⁴⁷·⁹` per trial and, with fewer
-/// than 1.087 trials, `Pr[F] < 2⁻⁴⁷·⁷` per sample; on a rung with `M = 1`,
+/// than 1.0625 trials, `Pr[F] < 2⁻⁴⁷·⁸` per sample; on a rung with `M = 1`,
 /// `Pr[F] < 2⁻⁵²·⁵`.
 ///
 /// **Cost.** Construction: the rung (an integer square root and a few comparisons),
 /// `Q₆₄` and `C` (one long division each) and a small allocation; a new σ costs about a
 /// microsecond (about 0.1 µs measured), like any repeated one. The first sampler in a
-/// process to reach a rung builds that rung's table (about 0.6 ms for `K = 640`; all 145
-/// reachable tables, 23 493 certified thresholds, in a few tens of milliseconds;
+/// process to reach a rung builds that rung's table (about 0.6 ms for `K = 640`; all 193
+/// in a few tens of milliseconds;
 /// [`build_rung_tables`](Self::build_rung_tables) builds them ahead of time). A trial:
 /// one or two words, one
 /// guide-table look-up, two 128-bit products for `E`, the exponential's seven factors,
@@ -393,15 +399,14 @@ impl DiscreteGaussianSampler {
     }
 
     /// The number of certified rung tables built so far in this process (each at most
-    /// once; at most `2·129`, of which the σ below 4096 reach 145, whatever the number
-    /// of distinct σ). A diagnostic for benchmarks and tests: constructing a sampler for
+    /// once; at most 193, whatever the number of distinct σ). A diagnostic for benchmarks and tests: constructing a sampler for
     /// a new σ builds a table only when its rung was never used before, so a difference
     /// of 0 across a measured loop shows that nothing was built in it.
     pub fn rung_tables_built() -> u64 {
         ladder::tables_built()
     }
 
-    /// Builds every rung table a σ below `⌊σ⌋ = 4096` can reach (145 tables, once per
+    /// Builds every rung table a σ below `⌊σ⌋ = 4096` can reach (193 tables, once per
     /// process; a few tens of milliseconds the first time, nothing afterwards), so that
     /// no later construction pays for a table: for latency-sensitive callers and for
     /// benchmarks of the steady state.
@@ -438,7 +443,7 @@ impl DiscreteGaussianSampler {
     /// `σ ≤ 64` is a rung of the ladder (e.g. every integer up to 32; no rejection), 2
     /// otherwise up to `⌊σ⌋ = 4095`, 3 from 4096 on (the shared proposal). A sample draws
     /// `N` times this many (outside the fallback event), `N ≥ 1` independent of the
-    /// sample, `E[N] < 1.087` (`< 1.0625` for `σ ≤ 64`, `< 1.033` from 4096 on).
+    /// sample, `E[N] < 1.0625` (`< 1.031` for `64 < σ < 4096`, `< 1.033` from 4096 on).
     pub fn words_per_trial(&self) -> usize {
         match &self.engine {
             Engine::Ladder(scaled) => scaled.words_per_trial(),
