@@ -89,6 +89,7 @@ fn discrete_gaussian(c: &mut Criterion) {
         ("10", 100),
         ("√10", 10),
         ("1000", 1_000_000),
+        ("√1000007", 1_000_007),
         ("2^40", 1u128 << 80),
     ] {
         let noise = DiscreteGaussianSampler::from_ratio(num, 1).unwrap();
