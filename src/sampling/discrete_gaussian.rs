@@ -77,9 +77,9 @@ const fn band_span(slack: u64) -> u64 {
 /// to 8, …) `E = 0` in every regular block: a trial is one word and nothing is rejected
 /// outside the tail, as the per-σ tables of earlier versions did for `σ < 64`.
 ///
-/// **The acceptance test.** `E` grows with `J` (up to `K²·c ≤ 50·((17/16)² − 1) < 6.5`
-/// at the end of a two-sided table for `σ ≥ 1/4`, without bound below; `< 1.6` with
-/// blocks), so it is bracketed in
+/// **The acceptance test.** `E` grows with `J` (up to
+/// `K²·c ≤ (K²/(2σ̂²))·((17/16)² − 1) ≤ 72·0.129 < 9.3` at the end of a two-sided table
+/// for `σ ≥ 1/4`, without bound below; `< 1.6` with blocks), so it is bracketed in
 /// fixed point with room for any value: per σ, `Q₆₄ = ⌊2ˢ/(2σ²)⌋ ∈ [2⁶³, 2⁶⁴)` (`M ≥ 2`)
 /// and `C = ⌊2⁸³·M²/(2σ²)⌋ − ⌈2⁸³/(2σ̂²)⌉` (saturated at 0), so `C ≤ 2⁸³·c < C + 2`;
 /// per trial `e₁ = ⌊n·Q₆₄/2^(s − 63)⌋` (`e₁ ≤ 2⁶³·n/(2σ²) < e₁ + 2`, the neglected part
