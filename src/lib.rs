@@ -130,7 +130,7 @@
 //! privacy/erfc.rs                erfc, for the Gaussian calibrations and PLD builders
 //! rng.rs                          DefaultRng (OS-keyed ChaCha20), the fork-safe thread RNG,
 //!                                 InsecureSimulationRng
-//! sampling/mod.rs                 overview, Rational (noise scales), the discrete Gaussian's table cache
+//! sampling/mod.rs                 overview, Rational (noise scales)
 //! sampling/bits.rs                BitSource: words and single bits from a CSPRNG
 //! sampling/uniform.rs             uniform_below: unbiased uniform integers by rejection
 //! sampling/bernoulli.rs           bernoulli_ratio, BernoulliExpNeg, bernoulli_exp_neg
@@ -139,6 +139,7 @@
 //! sampling/discrete_laplace/ladder.rs  the shared ladder of certified tables, per-scale constants
 //! sampling/one_sided_geometric.rs OneSidedGeometric: the magnitude of a discrete Laplace trial
 //! sampling/discrete_gaussian.rs   DiscreteGaussianSampler, MAX_VARIANCE_NUM
+//! sampling/discrete_gaussian/ladder.rs  its ladder of reference tables below σ = 4096, per-σ constants
 //! sampling/discrete_gaussian/fixed.rs  its proposal shared by every σ ≥ 4096 (nothing built per σ)
 //! sampling/grid.rs                the public power-of-two grid between reals and integers
 //! sampling/certified/mod.rs       overview of the certified arithmetic

@@ -316,10 +316,15 @@ fn word_count_is_independent_of_the_noise_magnitude() {
 /// The discrete Gaussian and the real-valued `Gaussian` built on it: the joint (value,
 /// words drawn) passes the audit at each mechanism's claimed (ε, δ); the looping
 /// sampler at the same σ fails it. Then, over 10⁶ samples each: at σ = 0.5, 1 and 10
-/// (below t = 64) every sample draws exactly one word; at σ = 1000, 4160 (the shared
-/// proposal at its reference ratio), 2⁴⁰ and 2⁶⁰ a chi-square test of independence
-/// between the word count and `|z|` classes (the looping sampler at σ = 10 as the
-/// negative control).
+/// (rungs of the ladder, `M = 1`: no rejection) every sample draws exactly one word; at
+/// σ = √0.3, √10 and √3970 (`M = 1` off a rung: a wider rung and an acceptance word),
+/// 64.01 and 1000 (blocks, `M = 2` and 16), 4160 (the shared proposal at its reference
+/// ratio), 2⁴⁰ and 2⁶⁰ a chi-square test of independence between the word count and
+/// `|z|` classes at α = 10⁻³ (the looping sampler at σ = 10 as the negative control).
+/// Off a rung a sample is rejected with probability up to 1/17: thousands of two-trial
+/// samples in each class. (Below σ = 1/4 a sample is 0 with probability above 0.999
+/// and takes a second trial with probability below `7·10⁻⁴`: too few of either for a
+/// contingency table; its trials are bounded in `discrete_gaussian/ladder.rs`.)
 #[test]
 fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     let mechanism = dpmech::DiscreteGaussian::approximate(1, 1.0, 1e-6).unwrap();
@@ -403,13 +408,18 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
     println!("looping discrete Gaussian σ² = {integer_variance}, (value, words):\n{report}");
     assert_eq!(report.verdict, Verdict::Fail, "{report}");
 
-    // σ = 0.5, 1, 10, 1000 (per-σ tables), and the shared proposal of ⌊σ⌋ ≥ 4096:
-    // σ² = 4160² − 1 (M = 64, σ/M just below 65, the proposal's reference ratio),
-    // σ = 2⁴⁰ and 2⁶⁰ (the Gaussian mechanism's grid units).
-    let cases: [(u128, u64, f64); 7] = [
+    // σ = 0.5, 1, 10 (rungs), √0.3, √10, √3970 (off a rung), 64.01 and 1000
+    // (blocks), and the shared proposal of ⌊σ⌋ ≥ 4096: σ² = 4160² − 1 (M = 64, σ/M just
+    // below 65, the proposal's reference ratio), σ = 2⁴⁰ and 2⁶⁰ (the Gaussian
+    // mechanism's grid units).
+    let cases: [(u128, u64, f64); 11] = [
         (1, 4, 0.5),
         (1, 1, 1.0),
         (100, 1, 10.0),
+        (3, 10, 0.3f64.sqrt()),
+        (10, 1, 10f64.sqrt()),
+        (3970, 1, 3970f64.sqrt()),
+        (4097, 1, 4097f64.sqrt()),
         (1_000_000, 1, 1000.0),
         (4160 * 4160 - 1, 1, 4160.0),
         (1 << 80, 1, 2f64.powi(40)),
@@ -431,8 +441,8 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
         let mean = samples.iter().map(|s| s.0 as f64).sum::<f64>() / N as f64;
         let max = samples.iter().map(|s| s.0).max().unwrap_or(0);
         if noise.words_per_trial() == 1 {
-            // Below t = 64 there is no rejection: one word per sample, every sample (a
-            // constant count is independent of everything).
+            // On a rung with M = 1 there is no rejection: one word per sample, every
+            // sample (a constant count is independent of everything).
             println!("σ = {sigma}: words per sample (mean {mean:.3}, max {max}): constant");
             assert!(samples.iter().all(|s| s.0 == 1), "σ = {sigma}");
             continue;
@@ -443,7 +453,7 @@ fn discrete_gaussian_word_count_is_independent_of_the_noise() {
         assert!(s <= c, "σ = {sigma}: word count depends on |noise|: {s} > {c}");
     }
     let mut rng = Counting {
-        inner: ChaCha20Rng::seed_from_u64(610),
+        inner: ChaCha20Rng::seed_from_u64(620),
         words: 0,
     };
     let old: Vec<(u64, i64)> = (0..N / 4)
@@ -562,9 +572,15 @@ fn timing_diagnostic_welch_t() {
     classify("looping discrete Gaussian σ = 10 (old)", 10.0, &mut || {
         looping_discrete_gaussian(100, &mut rng)
     });
-    // From t = 64 on, blocks and rejection within a block: σ = 1000 (2 words per trial)
-    // and σ = 2⁴⁰ (3 words per trial).
-    for (variance, sigma) in [(1_000_000u128, 1000.0), (1 << 80, 2f64.powi(40))] {
+    // Off a rung (σ = √10: a rung above it, 2 words per trial), blocks (σ = 1000 on the
+    // rung σ/M = 62.5, σ² = 1 070 000 a rung above σ/M ≈ 32.3; 2 words per trial) and the
+    // shared proposal (σ = 2⁴⁰, 3 words per trial).
+    for (variance, sigma) in [
+        (10u128, 10f64.sqrt()),
+        (1_000_000, 1000.0),
+        (1_070_000, 1_070_000f64.sqrt()),
+        (1 << 80, 2f64.powi(40)),
+    ] {
         let noise = dpmech::sampling::DiscreteGaussianSampler::from_ratio(variance, 1).unwrap();
         classify(
             &format!("DiscreteGaussianSampler σ = {sigma} (new)"),

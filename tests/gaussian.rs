@@ -74,15 +74,23 @@ fn draw(noise: &DiscreteGaussianSampler, seed: u64) -> Vec<i128> {
 
 #[test]
 fn discrete_gaussian_matches_its_exact_pmf() {
-    // (σ² as num/den, label). The last two use a huge denominator (the table's weights
-    // from wide rationals) at small σ where the exact pmf is known.
-    let cases: [(u128, u64, &str); 13] = [
+    // (σ² as num/den, label). Below ⌊σ⌋ = 4096: rungs of the ladder with M = 1 (σ = 1,
+    // 3, 10, 1/2: no rejection), σ off a rung with M = 1 (a wider rung and an acceptance
+    // test that grows with |z|: σ ≈ 0.245 below the lowest rung 1/4, σ² = 0.3, 2, 10,
+    // 28/3, 3970), and blocks (σ² = 4097 with M = 2, σ = 1000 and σ² = 1000007 with
+    // M = 16). Two use a huge denominator (wide rationals in the exact exponent).
+    let cases: [(u128, u64, &str); 18] = [
         (1, 1, "σ = 1"),
         (9, 1, "σ = 3"),
         (100, 1, "σ = 10"),
         (1_000_000, 1, "σ = 1000"),
-        (1_000_007, 1, "σ² = 1000007 (t = 1001, M = 16)"),
+        (1_000_007, 1, "σ² = 1000007 (M = 16)"),
         (1, 4, "σ = 1/2"),
+        (3, 50, "σ² = 0.06 (below the lowest rung)"),
+        (3, 10, "σ² = 0.3 (off a rung)"),
+        (2, 1, "σ = √2 (off a rung)"),
+        (3970, 1, "σ² = 3970 (off a rung, σ̂ = 64)"),
+        (4097, 1, "σ² = 4097 (M = 2, σ/M just above 32)"),
         (10u128 << 60, 1 << 60, "σ² = 10 (den = 2⁶⁰)"),
         (7u128 << 62, 3 << 60, "σ² = 28/3 (den = 3·2⁶⁰)"),
         // The shared proposal (⌊σ⌋ ≥ 4096): its first σ, σ/M just below the reference
@@ -95,7 +103,7 @@ fn discrete_gaussian_matches_its_exact_pmf() {
             3 << 40,
             "σ² = 1000000007/3 (den = 3·2⁴⁰)",
         ),
-        (4095 * 4095 + 8190, 1, "σ² = 4096² − 1 (the last per-σ table)"),
+        (4095 * 4095 + 8190, 1, "σ² = 4096² − 1 (the last of the ladder)"),
     ];
     for (i, (num, den, label)) in cases.into_iter().enumerate() {
         let noise = DiscreteGaussianSampler::from_ratio(num, den).unwrap();
@@ -184,9 +192,10 @@ fn draw_n(noise: &DiscreteGaussianSampler, seed: u64, n: usize) -> Vec<i128> {
     (0..n).map(|_| noise.sample_bits(&mut bits)).collect()
 }
 
-/// From `t = 64` on, a trial draws a block `Q` of `M` integers and `R` uniform in it,
-/// and accepts `y = QM + R` with probability `exp(−R(2QM + R)/(2σ²))`. Were that
-/// within-block acceptance lost, the output law would become `∝ N_ℤ(0, σ²)(z)·
+/// Above σ = 64, a trial draws a block `Q` of `M` integers and `R` uniform in it, and
+/// accepts `y = QM + R` with probability `exp(−R(2QM + R)/(2σ²))` times a factor
+/// constant within the block (`exp(−Q²c)` for the rung's wider blocks). Were the
+/// within-block part lost, the output law would become `∝ N_ℤ(0, σ²)(z)·
 /// e^(R(2|z| − R)/(2σ²))`, `R = |z| mod M` (flat within each block): a tilt of the
 /// residues that quantile bins of width ≫ M cannot see. This checks the mean of
 /// `|Z| mod M` against the exact discrete Gaussian (f64 sums over `|z| ≤ 40σ`),
@@ -196,7 +205,8 @@ fn draw_n(noise: &DiscreteGaussianSampler, seed: u64, n: usize) -> Vec<i128> {
 fn discrete_gaussian_residues_keep_the_within_block_acceptance() {
     // (σ² = num/den, t = ⌈σ⌉, samples, seed): integer σ = 70 (M = 2) and 1000
     // (M = 16); σ² = 27 000 001/3 (t = 3001, M = 64). M is the largest power of two
-    // ≤ t/32. The sample sizes give the power check about 9.5 standard errors.
+    // with σ/M > 32 (for these σ, also the largest ≤ t/32). The sample sizes give the
+    // power check about 9.5 standard errors.
     // From ⌊σ⌋ = 4096 on (the shared proposal) M = ⌈σ/65⌉ and the acceptance also
     // carries the per-block factor, constant within a block: σ² = 4160² − 1 (M = 64).
     let cases: [(u64, u64, u64, u64, u64); 4] = [

@@ -114,6 +114,7 @@ mod tests;
 
 use super::{BitSource, Rational};
 use ladder::Scaled;
+pub(super) use ladder::{RUNGS, rung_at_least, rung_numerator};
 use rand_core::CryptoRng;
 use std::sync::Arc;
 

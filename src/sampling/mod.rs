@@ -14,7 +14,7 @@
 //! | [`BernoulliExpNeg`], [`bernoulli_exp_neg`] | Bernoulli(`exp(−γ)`), rational γ | one word vs certified `exp(−γ)` | 1 word |
 //! | [`OneSidedGeometric`] | `(1−α)αᵏ`, `α = e^(−1/τ)` | rejection from a reference geometric of a shared ladder of certified tables (`J`, `⌊G/M⌋`), uniform remainder, certified one-word acceptance | 1 word (`τ` a rung ≤ 64); else 2 (`τ ≤ 2³⁷`) or 3 words per trial, `< 1.09` trials |
 //! | [`DiscreteLaplace`] | `(1−α)/(1+α)·α^abs(z)` | the same ladder (nothing certified built per τ): inversion of a reference magnitude (`τ ≤ 64`) or CKS20 Alg. 2 sign and blocked geometric, certified one-word acceptance | 1 word (`τ` a rung ≤ 64, e.g. integers ≤ 32); else 2 (`τ ≤ 2³⁷`) or 3 words per trial, `< 1.09` trials |
-//! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of `abs(Z)` (`σ ≤ 63`); else of blocks of `M ∈ (t/64, t/32]` integers (`t = ⌈σ⌉`) and certified rejection within a block; from `σ = 4096` on, blocks of `⌈σ/65⌉` from one table shared by every σ (nothing built per σ) | 1 word (`σ ≤ 63`); else 2 (`σ < 4096`, `< 1.013` trials) or 3 words per trial (`< 1.033` trials) |
+//! | [`DiscreteGaussianSampler`] | `∝ exp(−z²/(2σ²))`, rational σ² | certified CDT inversion of blocks of `M` integers from reference tables shared by many σ, and certified rejection (nothing built per σ): below `σ = 4096` a ladder of reference σ̂ (`M = 1` up to `σ = 64`, else `σ/M ∈ (32, 64]`), from 4096 on blocks of `⌈σ/65⌉` from one table | 1 word when `σ ≤ 64` is a rung (no rejection); else 2 (`σ < 4096`, `< 1.0625` trials) or 3 words per trial (`< 1.033` trials) |
 //!
 //! Canonne, Kamath & Steinke (2020), *The Discrete Gaussian for Differential Privacy*,
 //! NeurIPS; arXiv:2004.00010.
@@ -35,7 +35,7 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `mod.rs` | this overview, [`Rational`] (noise scales) and the process-wide cache of the discrete Gaussian's tables |
+//! | `mod.rs` | this overview and [`Rational`] (noise scales) |
 //! | `bits.rs` | [`BitSource`]: whole words and single bits from a cryptographic generator |
 //! | `uniform.rs` | [`uniform_below`]: unbiased uniform integers by rejection |
 //! | `bernoulli.rs` | [`bernoulli_ratio`], [`BernoulliExpNeg`] and [`bernoulli_exp_neg`] |
@@ -43,7 +43,7 @@
 //! | `certified/` | certified arithmetic: a big integer, interval `exp(−x)`, the lazy uniform, thresholds, and the CDT with its guide (one concept per file) |
 //! | `discrete_laplace.rs` | [`DiscreteLaplace`]: the algorithm and its proofs, samples and one trial; `discrete_laplace/ladder.rs`, the shared certified tables and the per-scale constants |
 //! | `one_sided_geometric.rs` | [`OneSidedGeometric`]: the magnitude of a discrete Laplace trial |
-//! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`]; `discrete_gaussian/fixed.rs`, its proposal shared by every `σ ≥ 4096` |
+//! | `discrete_gaussian.rs` | [`DiscreteGaussianSampler`] and [`MAX_VARIANCE_NUM`]; `discrete_gaussian/ladder.rs`, its reference tables below `σ = 4096`; `discrete_gaussian/fixed.rs`, its proposal shared by every `σ ≥ 4096` |
 //! | `grid.rs` | [`grid`]: the public power-of-two grid that carries real values to integers and back |
 //!
 //! The samplers are named for their distributions; the mechanisms built on them have
@@ -76,35 +76,6 @@ pub use uniform::uniform_below;
 pub(crate) use uniform::{uniform_below_bits, uniform_below_word};
 
 use crate::Error;
-use std::collections::HashMap;
-use std::hash::Hash;
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// A process-wide cache of tables that are a deterministic function of public
-/// parameters (sharing them changes nothing but the construction time).
-pub(crate) type TableCache<K, V> = OnceLock<Mutex<HashMap<K, Arc<V>>>>;
-
-/// Most entries kept in a [`TableCache`]; it is cleared when full.
-const CACHE_CAPACITY: usize = 256;
-
-/// The tables for `key` from `cache`, built by `build` (outside the lock) when absent.
-pub(crate) fn cached<K: Hash + Eq, V>(cache: &TableCache<K, V>, key: K, build: impl FnOnce() -> V) -> Arc<V> {
-    let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
-    let found = cache
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .get(&key)
-        .cloned();
-    found.unwrap_or_else(|| {
-        let tables = Arc::new(build());
-        let mut map = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if map.len() >= CACHE_CAPACITY {
-            map.clear();
-        }
-        map.insert(key, Arc::clone(&tables));
-        tables
-    })
-}
 
 /// A positive rational number `num/den` with 64-bit parts, used for noise scales.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

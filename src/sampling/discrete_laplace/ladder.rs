@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rungs of the ladder: `q̂ = p/64` with `p = (16 + i)·2ʲ` (`i < 16`, `j < 8`), then
 /// `p = 4096`: `q̂` from `1/4` to `64`, consecutive rungs at most `17/16` apart.
-pub(super) const RUNGS: usize = 129;
+pub(in crate::sampling) const RUNGS: usize = 129;
 /// The reference scales are `p/RUNG_DEN`.
 pub(super) const RUNG_DEN: u64 = 64;
 /// The bits of a trial's first word that a one-sided table reads (bits 62…9).
@@ -36,7 +36,7 @@ pub(super) const BLOCK_J_LIMIT: u64 = 1 << 12;
 pub(super) const BLOCK_SLACK: u64 = 1 << 9;
 
 /// The numerator `p` of rung `k` (`q̂ = p/64`).
-pub(super) const fn rung_numerator(k: usize) -> u64 {
+pub(in crate::sampling) const fn rung_numerator(k: usize) -> u64 {
     if k + 1 >= RUNGS {
         4096
     } else {
@@ -45,7 +45,7 @@ pub(super) const fn rung_numerator(k: usize) -> u64 {
 }
 
 /// The lowest rung whose numerator is at least `x` (`x ≤ 4096`).
-pub(super) fn rung_at_least(x: u64) -> usize {
+pub(in crate::sampling) fn rung_at_least(x: u64) -> usize {
     debug_assert!(x <= 4096);
     if x <= 16 {
         return 0;
