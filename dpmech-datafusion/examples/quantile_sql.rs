@@ -8,7 +8,8 @@
 //! and prints one JSON line per (n, ε, q): the median (and mean) absolute error in ranks
 //! (distance from q·n to the released value's rank interval) and in seconds (to the
 //! exact quantile `x₍⌈qn⌉₎`). Then the time of one release of `dp_median` beside
-//! DataFusion's exact `median()` of the same table (median of 9 runs each).
+//! DataFusion's exact `median()` of the same table and a plain `GROUP BY` of the rows by
+//! unit, the floor of any release bounded per unit (median of 9 runs each).
 //!
 //! ```text
 //! cargo run --profile test --features dpmech-datafusion/compare --example quantile_sql -- /tmp/dpmech_durations.f64 40 200 65536
@@ -116,7 +117,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         // Time: one dp_median release against DataFusion's exact median().
-        let (mut dp, mut exact) = (Vec::new(), Vec::new());
+        // The floor of any release bounded per privacy unit: grouping the rows by unit
+        // (DataFusion's own hash aggregation, no privacy).
+        let (mut dp, mut exact, mut by_unit) = (Vec::new(), Vec::new(), Vec::new());
         let dp_sql = format!("SELECT dp_median(duration, 0, 3600, 1.0, {bins}) FROM visits");
         for _ in 0..9 {
             let start = Instant::now();
@@ -128,14 +131,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .collect()
                 .await?;
             exact.push(start.elapsed().as_secs_f64());
+            let start = Instant::now();
+            ctx.sql("SELECT user_id, count(*) FROM visits_raw GROUP BY user_id")
+                .await?
+                .collect()
+                .await?;
+            by_unit.push(start.elapsed().as_secs_f64());
         }
-        let (dp, exact) = (median(dp), median(exact));
+        let (dp, exact, by_unit) = (median(dp), median(exact), median(by_unit));
         println!(
-            "time n = {}, {bins} bins: dp_median {:.1} ms, DataFusion median() {:.1} ms, ratio {:.2}",
+            "time n = {}, {bins} bins: dp_median {:.1} ms, DataFusion median() {:.1} ms, ratio {:.2}; \
+             GROUP BY the unit {:.1} ms (dp_median {:.2}× of it)",
             data.len(),
             dp * 1e3,
             exact * 1e3,
-            dp / exact
+            dp / exact,
+            by_unit * 1e3,
+            dp / by_unit
         );
     }
     Ok(())
