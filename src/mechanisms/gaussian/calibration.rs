@@ -212,7 +212,8 @@ fn analytic_first_guess(epsilon: f64, target: f64) -> f64 {
 
 /// The enclosures behind one evaluation of `δ(r) = e^(−a²/2)·(K(a/√2) − K(b/√2))/(2√π)`
 /// (see [`analytic_ratio`]): `a` rounded down and `b` up (both enter through decreasing
-/// functions), and certified bounds of `K` at both (tolerance `2⁻⁵⁰`).
+/// functions), and certified bounds of `K` at both (tolerance `2⁻⁴⁷`: their rounding
+/// allowance is of that order already).
 struct DeltaTerms {
     /// `a` rounded down.
     a: f64,
@@ -230,7 +231,7 @@ impl DeltaTerms {
     /// `None` when `a < 3/4` or a fraction does not close (the caller then uses
     /// [`erfc_delta_upper`]).
     fn new(r: f64, epsilon: f64) -> Option<Self> {
-        const TOLERANCE: f64 = 8.881_784_197_001_252e-16; // 2^−50
+        const TOLERANCE: f64 = 7.105_427_357_601_002e-15; // 2^−47
         let (a, x) = Self::points(r, epsilon)?;
         #[cfg(test)]
         tests::FULL_EVALUATIONS.with(|count| count.set(count.get() + 1));
@@ -244,18 +245,22 @@ impl DeltaTerms {
         // 1/√2 lies between these two neighbouring f64 (`FRAC_1_SQRT_2` is the upper).
         const INV_SQRT_2_UP: f64 = core::f64::consts::FRAC_1_SQRT_2;
         const INV_SQRT_2_DOWN: f64 = INV_SQRT_2_UP.next_down();
-        let half_inverse_up = round::div_up(0.5, r);
-        let a = round::sub_down(round::mul_down(epsilon, r), half_inverse_up);
-        let b = round::add_up(round::mul_up(epsilon, r), half_inverse_up);
+        const UNIT: f64 = f64::EPSILON / 2.0;
+        // Rounded to nearest, `p = fl(εr)` and `h = fl(1/(2r))` are each within `u` of
+        // their values (or, subnormal, within 2⁻¹⁰⁷⁵), so `fl(p ∓ h)` is within
+        // `2u·(p + h)` (plus `O(u²)`) of `εr ∓ 1/(2r)`; `3u·fl(p + h)` covers that, and
+        // a final step of one ulp outward the last rounding (likewise for the products
+        // by 1/√2).
+        let (p, h) = (epsilon * r, 0.5 / r);
+        let error = 3.0 * UNIT * (p + h);
+        let a = (p - h - error).next_down();
+        let b = (p + h + error).next_up();
         if !(a >= 0.75 && b.is_finite()) {
             return None;
         }
         Some((
             a,
-            [
-                round::mul_down(a, INV_SQRT_2_DOWN),
-                round::mul_up(b, INV_SQRT_2_UP),
-            ],
+            [(a * INV_SQRT_2_DOWN).next_down(), (b * INV_SQRT_2_UP).next_up()],
         ))
     }
 
@@ -302,16 +307,13 @@ impl DeltaTerms {
     }
 
     /// The certified upper bound on δ(r): `e^(−a²/2)` rounded up, `K(a/√2)` bounded
-    /// above, `K(b/√2)` below, every product and difference rounded up.
+    /// above, `K(b/√2)` below, every product and difference rounded up (each rounded to
+    /// nearest, then one ulp outward: `next_up(fl(y)) ≥ y`).
     fn upper(&self) -> f64 {
-        let exponent_low = 0.5 * round::mul_down(self.a, self.a);
-        round::mul_up(
-            round::mul_up(
-                round::exp_up(-exponent_low),
-                round::sub_up(self.k_a.1, self.k_b.0),
-            ),
-            INV_TWO_SQRT_PI_UP,
-        )
+        let exponent_low = (0.5 * (self.a * self.a)).next_down();
+        let difference_up = (self.k_a.1 - self.k_b.0).next_up();
+        let product_up = (round::exp_up(-exponent_low) * difference_up).next_up();
+        (product_up * INV_TWO_SQRT_PI_UP).next_up()
     }
 }
 
