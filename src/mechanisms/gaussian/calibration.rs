@@ -68,14 +68,19 @@ fn smallest_ratio(accept: impl Fn(f64) -> bool) -> Result<f64, Error> {
 /// one), then on the midpoints of the certified enclosures of `K`,
 /// aiming below the target by their width (so that the root it lands on passes the
 /// certified test); once a step there is below `10⁻⁵·r` (Halley's next error is then
-/// about `0.2·10⁻¹⁵`) the next iterate is final, and it is returned once
-/// [`certified_delta`] bounds its δ by `target` (otherwise a Newton step on the
-/// certified bound moves it up, and the test is repeated). Parameters outside that
+/// about `0.2·10⁻¹⁵`) the next iterate is final, and it is returned once the certified
+/// bound of [`DeltaTerms::upper`] there is at most `target` (otherwise a Newton step on
+/// the certified bound moves it up, and the test is repeated). That final test needs
+/// no second continued-fraction evaluation where the step is small enough for
+/// [`DeltaTerms::moved`] to carry the enclosures over by Taylor's theorem within
+/// `10⁻¹²·r` (the step then aims below the target by that widening and by the
+/// enclosures' width once more, so that a fresh evaluation would pass too): one
+/// evaluation per calibration for typical parameters. Parameters outside that
 /// route (`a` below 3/4, or a fraction that does not close) take the previous one,
 /// [`analytic_ratio_fallback`].
 pub(super) fn analytic_ratio(epsilon: f64, target: f64) -> Result<f64, Error> {
-    let estimate = analytic_first_guess(epsilon, target);
     let log_target = target.ln();
+    let estimate = analytic_first_guess(epsilon, log_target);
     let mut r = estimate;
     // First the root of a cheap model (see [`model_delta`]), then the certified route.
     for _ in 0..8 {
@@ -197,8 +202,8 @@ fn model_delta(r: f64, epsilon: f64) -> Option<(f64, f64, f64)> {
 /// The closed-form first guess of [`analytic_ratio`]: the first term alone,
 /// `Φ̄(εr − 1/(2r)) = target` with the tail estimate `Φ̄(z) ≈ e^(−z²/2)/(z√(2π))`:
 /// `r ≈ (z + √(z² + 2ε))/(2ε)`. Only a starting point.
-fn analytic_first_guess(epsilon: f64, target: f64) -> f64 {
-    let l = -target.ln();
+fn analytic_first_guess(epsilon: f64, log_target: f64) -> f64 {
+    let l = -log_target;
     let z = (2.0 * l - (2.0 * core::f64::consts::PI * 2.0 * l).ln())
         .max(0.0)
         .sqrt();
