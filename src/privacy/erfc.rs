@@ -102,43 +102,40 @@ pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f
     let given = x;
     let huge = [x[0] >= HUGE, x[1] >= HUGE];
     let x = [if huge[0] { 1.0 } else { x[0] }, if huge[1] { 1.0 } else { x[1] }];
-    // (A_(k−1), A_k) and (B_(k−1), B_k), from A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x, and
-    // `gap` = |A_k·B_(k−1) − A_(k−1)·B_k| = ∏_(i ≤ k) (i − 1)/2 (the determinant
-    // formula; a_1 = 1), so that |f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1)): a stopping
-    // test without division (in floating point, only a hint: the bounds are decided
-    // from the approximants themselves).
-    let (mut a_prev, mut a) = ([0.0f64; 2], [1.0f64; 2]);
-    let (mut b_prev, mut b) = ([1.0f64; 2], x);
-    let mut gap = [1.0f64; 2];
+    // Per lane (A_(k−1), A_k) and (B_(k−1), B_k), and `gap` = |A_k·B_(k−1) −
+    // A_(k−1)·B_k| = ∏_(i ≤ k) (i − 1)/2 (the determinant formula; a_1 = 1), so that
+    // |f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1)): a stopping test without division (in
+    // floating point, only a hint: the bounds are decided from the approximants).
+    let mut lanes = [Lane::new(x[0]), Lane::new(x[1])];
     let mut k = 1u32;
+    // (k − 1)/2 for the next k, kept exactly (a multiple of 1/2 below 2⁵³).
+    let mut numerator = 0.5f64;
     loop {
         for _ in 0..2 {
             k += 1;
-            let numerator = f64::from(k - 1) * 0.5;
-            for i in 0..2 {
-                let next_a = x[i] * a[i] + numerator * a_prev[i];
-                let next_b = x[i] * b[i] + numerator * b_prev[i];
-                (a_prev[i], a[i], b_prev[i], b[i]) = (a[i], next_a, b[i], next_b);
-                gap[i] *= numerator;
+            for lane in &mut lanes {
+                lane.step(numerator);
             }
+            numerator += 0.5;
         }
         let mut hinted = true;
-        for i in 0..2 {
+        for (lane, &huge) in lanes.iter_mut().zip(&huge) {
             // Two steps multiply B by at most (x + 2000)² < 2²⁰⁰ (x < 2⁶⁴): no overflow.
-            if b[i] > RESCALE_ABOVE {
-                a[i] *= RESCALE_BY;
-                a_prev[i] *= RESCALE_BY;
-                b[i] *= RESCALE_BY;
-                b_prev[i] *= RESCALE_BY;
-                gap[i] *= RESCALE_BY * RESCALE_BY;
+            if lane.b > RESCALE_ABOVE {
+                lane.a *= RESCALE_BY;
+                lane.a_prev *= RESCALE_BY;
+                lane.b *= RESCALE_BY;
+                lane.b_prev *= RESCALE_BY;
+                lane.gap *= RESCALE_BY * RESCALE_BY;
             }
-            hinted &= huge[i] || gap[i] <= tolerance * a[i] * b_prev[i];
+            hinted &= huge || lane.gap <= tolerance * lane.a * lane.b_prev;
         }
         if hinted || k >= MAX_TERMS {
             let mut bounds = [(0.0, 0.0); 2];
             let mut closed = true;
             for i in 0..2 {
-                let (last, before) = (a[i] / b[i], a_prev[i] / b_prev[i]);
+                let lane = &lanes[i];
+                let (last, before) = (lane.a / lane.b, lane.a_prev / lane.b_prev);
                 bounds[i] = if last <= before {
                     (last, before)
                 } else {
@@ -161,6 +158,39 @@ pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f
                 return None;
             }
         }
+    }
+}
+
+/// One recurrence of [`scaled_erfc_bounds_pair`]: `(A_(k−1), A_k)`, `(B_(k−1), B_k)` and
+/// the determinant `gap`, from `A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x`.
+struct Lane {
+    x: f64,
+    a_prev: f64,
+    a: f64,
+    b_prev: f64,
+    b: f64,
+    gap: f64,
+}
+
+impl Lane {
+    fn new(x: f64) -> Self {
+        Self {
+            x,
+            a_prev: 0.0,
+            a: 1.0,
+            b_prev: 1.0,
+            b: x,
+            gap: 1.0,
+        }
+    }
+
+    /// `A_k = x·A_(k−1) + ((k−1)/2)·A_(k−2)`, the same for `B`, `gap ×= (k−1)/2`.
+    #[inline(always)]
+    fn step(&mut self, numerator: f64) {
+        let next_a = self.x * self.a + numerator * self.a_prev;
+        let next_b = self.x * self.b + numerator * self.b_prev;
+        (self.a_prev, self.a, self.b_prev, self.b) = (self.a, next_a, self.b, next_b);
+        self.gap *= numerator;
     }
 }
 

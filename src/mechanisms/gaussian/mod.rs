@@ -360,7 +360,12 @@ impl Gaussian {
 /// and `σ/Δᵤ = ratio`: `s = ⌈Δᵤ·ratio⌉` units, `Δᵤ = Δ₂/g + √n` (rounded up).
 fn unit_noise(sensitivity: f64, grid: &Grid, n: usize, ratio: f64) -> Result<DiscreteGaussianSampler, Error> {
     let units = round::div_up(sensitivity, grid.granularity());
-    let root_n = round::sqrt_up(crate::privacy::round::u64_up(n.max(1) as u64));
+    // √1 = 1 exactly (the scalar release, every one-call function).
+    let root_n = if n <= 1 {
+        1.0
+    } else {
+        round::sqrt_up(crate::privacy::round::u64_up(n as u64))
+    };
     let unit_sensitivity = round::add_up(units, root_n);
     let sigma_units = round::mul_up(unit_sensitivity, ratio).ceil();
     let max = (1u64 << 62) as f64;
@@ -371,7 +376,7 @@ fn unit_noise(sensitivity: f64, grid: &Grid, n: usize, ratio: f64) -> Result<Dis
             max: MAX_SIGMA,
         });
     }
-    let s = sigma_units as u128; // an integer ≤ 2^62, exact
+    let s = u128::from(sigma_units as u64); // an integer ≤ 2^62, exact
     DiscreteGaussianSampler::from_ratio(s * s, 1)
 }
 
