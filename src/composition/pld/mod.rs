@@ -96,9 +96,10 @@
 //!   a product (a recurrence with an outward ulp, restarted from `exp` every 64
 //!   outputs); above 2¹⁶ outputs, runs of consecutive outputs share one atom at the
 //!   run's highest loss (rounding losses up, by less than one grid step), so bucketing
-//!   and subsampling cost at most 2¹⁶ steps. The largest discrete builds take 54–71 ms
-//!   on the reference machine under a load of 3 (they took 0.1–0.23 s quiet before);
-//!   every builder answers within about 0.1 s. Parameters
+//!   and subsampling cost at most 2¹⁶ steps. The largest discrete builds (Δ = 2²⁰,
+//!   σ = 10⁵, finest grid) take 27, 34 (Poisson-subsampled) and 72 ms on the reference
+//!   machine, quiet (97, 234 and 223 ms before); every builder answers within 0.1 s
+//!   (`tests/bounded_time.rs` prints them). Parameters
 //!   whose losses overflow `f64` are refused with a typed error.
 //! * **Composition** holds at most 2¹⁹ points per direction (4 MiB), coarsening by
 //!   splitting beyond; one [`Pld::compose`] is one convolution, an FFT of at most 2²⁰
