@@ -195,7 +195,7 @@ impl Lane {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -240,23 +240,27 @@ mod tests {
         assert_eq!(erfc(f64::NEG_INFINITY), 2.0);
     }
 
+    /// `K(x) = √π·e^(x²)·erfc(x)`: 50-digit references (mpmath), rounded to 20 digits
+    /// (also the calibration's tests' references).
+    #[allow(clippy::excessive_precision)]
+    pub(crate) const SCALED_ERFC_REFERENCES: [(f64, f64); 11] = [
+        (0.5, 1.0912827215300940842),
+        (0.75, 0.89852359043107830681),
+        (1.0, 0.75787215614131210604),
+        (1.25, 0.6519491447172853068),
+        (2.0, 0.45267704998117457936),
+        (3.5, 0.27525083790517968577),
+        (6.0, 0.16444218487186090741),
+        (10.0, 0.099507318782446974738),
+        (1000.0, 0.00099999950000074999813),
+        (1e10, 9.9999999999999999999e-11),
+        (1e20, 1.0e-20),
+    ];
+
     #[test]
     #[allow(clippy::excessive_precision)]
     fn scaled_erfc_bounds_enclose_high_precision_references() {
-        // K(x) = √π·e^(x²)·erfc(x), 50-digit references (mpmath), rounded to 20 digits.
-        let references = [
-            (0.5, 1.0912827215300940842),
-            (0.75, 0.89852359043107830681),
-            (1.0, 0.75787215614131210604),
-            (1.25, 0.6519491447172853068),
-            (2.0, 0.45267704998117457936),
-            (3.5, 0.27525083790517968577),
-            (6.0, 0.16444218487186090741),
-            (10.0, 0.099507318782446974738),
-            (1000.0, 0.00099999950000074999813),
-            (1e10, 9.9999999999999999999e-11),
-            (1e20, 1.0e-20),
-        ];
+        let references = SCALED_ERFC_REFERENCES;
         let tolerance = 2f64.powi(-50);
         for (x, reference) in references {
             let (lo, hi) = scaled_erfc_bounds(x, tolerance).unwrap();

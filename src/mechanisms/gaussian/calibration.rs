@@ -761,23 +761,17 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::excessive_precision)]
     fn carried_enclosures_contain_fifty_digit_references() {
-        // K(x) = √π·e^(x²)·erfc(x) (mpmath, 50 digits, rounded to 20), carried from
+        // K(x) = √π·e^(x²)·erfc(x) (the references of erfc's tests), carried from
         // certified bounds at x(1 + s) to x for steps s of both signs up to 10⁻³: the
         // carried bounds enclose the reference, and (for |s| ≤ 10⁻⁶, the steps the
         // calibration carries over) are no wider than the original bounds plus the
         // remainder h²/m³ and 4·10⁻¹⁵ of K for the roundings.
-        let references = [
-            (0.75, 0.89852359043107830681),
-            (1.0, 0.75787215614131210604),
-            (1.25, 0.6519491447172853068),
-            (2.0, 0.45267704998117457936),
-            (3.5, 0.27525083790517968577),
-            (6.0, 0.16444218487186090741),
-            (10.0, 0.099507318782446974738),
-            (1000.0, 0.00099999950000074999813),
-        ];
+        // The erfc tests' references from x = 3/4 (the calibration's smallest a/√2 is
+        // above it) to 1000.
+        let references = crate::privacy::erfc::tests::SCALED_ERFC_REFERENCES
+            .into_iter()
+            .filter(|&(x, _)| (0.75..=1000.0).contains(&x));
         let tolerance = 2f64.powi(-50);
         for (x, reference) in references {
             for step in [-1e-3, -1e-6, -1e-9, 1e-9, 1e-6, 1e-3] {
