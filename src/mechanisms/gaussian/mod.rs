@@ -376,8 +376,8 @@ fn unit_noise(sensitivity: f64, grid: &Grid, n: usize, ratio: f64) -> Result<Dis
             max: MAX_SIGMA,
         });
     }
-    let s = u128::from(sigma_units as u64); // an integer ≤ 2^62, exact
-    DiscreteGaussianSampler::from_ratio(s * s, 1)
+    // An integer in [1, 2⁶²], exact.
+    DiscreteGaussianSampler::from_integer_sigma(sigma_units as u64)
 }
 
 fn check_min_delta(delta: f64) -> Result<f64, Error> {
