@@ -162,17 +162,21 @@ pub(super) fn analytic_ratio(epsilon: f64, target: f64) -> Result<f64, Error> {
 }
 
 /// Halley's step for `g(r) = ln δ(r) − c` (value `g`), with `K_a − K_b = difference`:
-/// `g′ = −√2/(r²·difference)`, `g″ = g′·(−a·a′ − 2/r − g′)` (see [`analytic_ratio`]);
-/// Newton's step where Halley's is not finite.
+/// `g′ = −√2/(r²·difference)`, `g″ = g′·(−a·a′ − 2/r − g′)` (see [`analytic_ratio`]).
+/// With `w = −1/g′ = r²·difference/√2` the step `2g·g′/(2g′² − g·g″)` is
+/// `−2g·w/(2 − g·(w·(a·a′ + 2/r) − 1))`: one division on the way from `difference` to
+/// the step (`1/r` does not wait for it). Newton's step `−g·w` where Halley's is not
+/// finite or its denominator not positive.
 fn halley_step(g: f64, difference: f64, a: f64, r: f64, epsilon: f64) -> f64 {
-    let slope = -core::f64::consts::SQRT_2 / (r * r * difference);
-    let curvature = slope * (-a * (epsilon + 0.5 / (r * r)) - 2.0 / r - slope);
-    let denominator = 2.0 * slope * slope - g * curvature;
-    let halley = 2.0 * g * slope / denominator;
+    let inverse = 1.0 / r;
+    let w = r * r * difference * core::f64::consts::FRAC_1_SQRT_2;
+    let bend = a * (epsilon + 0.5 * inverse * inverse) + 2.0 * inverse;
+    let denominator = 2.0 - g * (w * bend - 1.0);
+    let halley = -2.0 * g * w / denominator;
     if halley.is_finite() && denominator > 0.0 {
         halley
     } else {
-        g / slope
+        -g * w
     }
 }
 
@@ -194,13 +198,17 @@ fn model_delta(r: f64, epsilon: f64) -> Option<(f64, f64, f64)> {
     ];
     let mut approximant = [0.0; 2];
     for (value, x) in approximant.iter_mut().zip(x) {
+        // (A_(k−1), A_k) from k = 1 to 7, two levels at a time as in
+        // [`scaled_erfc_bounds`], then A_8 = x·A_7 + (7/2)·A_6.
         let (mut a_prev, mut a_k, mut b_prev, mut b_k) = (0.0, 1.0, 1.0, x);
-        for k in 2..=8u32 {
-            let numerator = f64::from(k - 1) * 0.5;
-            (a_prev, a_k) = (a_k, x * a_k + numerator * a_prev);
-            (b_prev, b_k) = (b_k, x * b_k + numerator * b_prev);
+        let x_squared = x * x;
+        for k in [1.0f64, 3.0, 5.0] {
+            let (numerator, next) = (0.5 * k, 0.5 * k + 0.5);
+            let (outer, inner) = (x_squared + next, x * numerator);
+            (a_prev, a_k) = (x * a_k + numerator * a_prev, outer * a_k + inner * a_prev);
+            (b_prev, b_k) = (x * b_k + numerator * b_prev, outer * b_k + inner * b_prev);
         }
-        *value = a_k / b_k;
+        *value = (x * a_k + 3.5 * a_prev) / (x * b_k + 3.5 * b_prev);
     }
     let difference = approximant[0] - approximant[1];
     (difference > 0.0).then(|| {
