@@ -232,3 +232,58 @@ impl<M> Memo<M> {
         Ok(self.slots[index].as_ref().expect("filled above"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memo_remembers_the_last_sixteen_keys_and_nothing_that_failed() {
+        let mut memo = Memo::<u64>::new();
+        let mut builds = 0;
+        let mut get = |memo: &mut Memo<u64>, key: [u64; 3]| {
+            *memo
+                .get_or_try_insert(key, || {
+                    builds += 1;
+                    Ok(key[0] * 10)
+                })
+                .unwrap()
+        };
+        // An empty memo holds nothing, not even the all-zero key its slots start with.
+        assert_eq!(get(&mut memo, [0; 3]), 0);
+        for k in 1..16 {
+            assert_eq!(get(&mut memo, [k, 1, 2]), k * 10);
+        }
+        // 16 keys, each built once; asked again in any order, none is rebuilt.
+        for k in (1..16).rev() {
+            assert_eq!(get(&mut memo, [k, 1, 2]), k * 10);
+        }
+        assert_eq!(get(&mut memo, [0; 3]), 0);
+        drop(get);
+        assert_eq!(builds, 16);
+        // A failed build is returned and remembered nowhere: the slot it would take
+        // keeps its key and mechanism.
+        let failed = memo.get_or_try_insert([99, 0, 0], || {
+            Err(Error::InvalidParameter {
+                name: "test",
+                value: 0.0,
+                reason: "a failing build",
+            })
+        });
+        assert!(failed.is_err());
+        let mut rebuilt = false;
+        assert_eq!(
+            *memo
+                .get_or_try_insert([0; 3], || {
+                    rebuilt = true;
+                    Ok(7)
+                })
+                .unwrap(),
+            0
+        );
+        assert!(!rebuilt);
+        // A 17th key replaces the oldest (the all-zero key, in slot 0).
+        assert_eq!(*memo.get_or_try_insert([16, 1, 2], || Ok(160)).unwrap(), 160);
+        assert_eq!(*memo.get_or_try_insert([0; 3], || Ok(7)).unwrap(), 7);
+    }
+}
