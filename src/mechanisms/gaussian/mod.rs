@@ -5,6 +5,7 @@
 //! builders).
 
 mod calibration;
+mod first_guess;
 
 pub use calibration::{analytic_gaussian_delta, zcdp_delta};
 
