@@ -240,11 +240,11 @@ mod tests {
     #[test]
     fn memo_remembers_the_last_sixteen_keys_and_nothing_that_failed() {
         let mut memo = Memo::<u64>::new();
-        let mut builds = 0;
-        let mut get = |memo: &mut Memo<u64>, key: [u64; 3]| {
+        let builds = std::cell::Cell::new(0);
+        let get = |memo: &mut Memo<u64>, key: [u64; 3]| {
             *memo
                 .get_or_try_insert(key, || {
-                    builds += 1;
+                    builds.set(builds.get() + 1);
                     Ok(key[0] * 10)
                 })
                 .unwrap()
@@ -259,8 +259,7 @@ mod tests {
             assert_eq!(get(&mut memo, [k, 1, 2]), k * 10);
         }
         assert_eq!(get(&mut memo, [0; 3]), 0);
-        drop(get);
-        assert_eq!(builds, 16);
+        assert_eq!(builds.get(), 16);
         // A failed build is returned and remembered nowhere: the slot it would take
         // keeps its key and mechanism.
         let failed = memo.get_or_try_insert([99, 0, 0], || {

@@ -104,7 +104,7 @@ pub(crate) fn scaled_erfc_bounds(x: f64, tolerance: f64) -> Option<(f64, f64)> {
         let rel = f64::from(4 * k + 8) * UNIT;
         (lo * (1.0 - rel), hi * (1.0 + rel))
     };
-    if !(x >= 0.5) {
+    if x.is_nan() || x < 0.5 {
         return None;
     }
     if x >= HUGE {
