@@ -178,9 +178,12 @@ const MEMO_SLOTS: usize = 16;
 /// bits of their parameters (so a hit is the identical mechanism: the memo never changes
 /// a guarantee), at most [`MEMO_SLOTS`] of them, replaced in turn: bounded memory
 /// whatever the number of distinct parameters, and a program cycling through up to 16
-/// parameter sets never rebuilds one.
+/// parameter sets never rebuilds one. The keys are kept apart from the mechanisms, so
+/// that a lookup reads 384 contiguous bytes (a slot's key counts only once the slot is
+/// filled).
 struct Memo<M> {
-    slots: [Option<([u64; 3], M)>; MEMO_SLOTS],
+    keys: [[u64; 3]; MEMO_SLOTS],
+    slots: [Option<M>; MEMO_SLOTS],
     next: usize,
     /// The slot of the last hit or insertion, compared first (a program that repeats
     /// one parameter set finds it with one comparison).
@@ -190,10 +193,17 @@ struct Memo<M> {
 impl<M> Memo<M> {
     const fn new() -> Self {
         Self {
+            keys: [[0; 3]; MEMO_SLOTS],
             slots: [const { None }; MEMO_SLOTS],
             next: 0,
             last: 0,
         }
+    }
+
+    /// Whether slot `i` holds the mechanism of `key`.
+    #[inline]
+    fn holds(&self, i: usize, key: &[u64; 3]) -> bool {
+        self.keys[i] == *key && self.slots[i].is_some()
     }
 
     /// The mechanism of `key`, built by `build` (and remembered) when absent; a build
@@ -204,21 +214,75 @@ impl<M> Memo<M> {
         key: [u64; 3],
         build: impl FnOnce() -> Result<M, Error>,
     ) -> Result<&M, Error> {
-        let holds = |slot: &Option<([u64; 3], M)>| matches!(slot, Some((k, _)) if *k == key);
-        let index = if holds(&self.slots[self.last]) {
+        let index = if self.holds(self.last, &key) {
             self.last
         } else {
-            match self.slots.iter().position(holds) {
+            match (0..MEMO_SLOTS).find(|&i| self.holds(i, &key)) {
                 Some(i) => i,
                 None => {
                     let i = self.next;
-                    self.slots[i] = Some((key, build()?));
+                    self.slots[i] = Some(build()?);
+                    self.keys[i] = key;
                     self.next = (i + 1) % MEMO_SLOTS;
                     i
                 }
             }
         };
         self.last = index;
-        Ok(&self.slots[index].as_ref().expect("filled above").1)
+        Ok(self.slots[index].as_ref().expect("filled above"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memo_remembers_the_last_sixteen_keys_and_nothing_that_failed() {
+        let mut memo = Memo::<u64>::new();
+        let builds = std::cell::Cell::new(0);
+        let get = |memo: &mut Memo<u64>, key: [u64; 3]| {
+            *memo
+                .get_or_try_insert(key, || {
+                    builds.set(builds.get() + 1);
+                    Ok(key[0] * 10)
+                })
+                .unwrap()
+        };
+        // An empty memo holds nothing, not even the all-zero key its slots start with.
+        assert_eq!(get(&mut memo, [0; 3]), 0);
+        for k in 1..16 {
+            assert_eq!(get(&mut memo, [k, 1, 2]), k * 10);
+        }
+        // 16 keys, each built once; asked again in any order, none is rebuilt.
+        for k in (1..16).rev() {
+            assert_eq!(get(&mut memo, [k, 1, 2]), k * 10);
+        }
+        assert_eq!(get(&mut memo, [0; 3]), 0);
+        assert_eq!(builds.get(), 16);
+        // A failed build is returned and remembered nowhere: the slot it would take
+        // keeps its key and mechanism.
+        let failed = memo.get_or_try_insert([99, 0, 0], || {
+            Err(Error::InvalidParameter {
+                name: "test",
+                value: 0.0,
+                reason: "a failing build",
+            })
+        });
+        assert!(failed.is_err());
+        let mut rebuilt = false;
+        assert_eq!(
+            *memo
+                .get_or_try_insert([0; 3], || {
+                    rebuilt = true;
+                    Ok(7)
+                })
+                .unwrap(),
+            0
+        );
+        assert!(!rebuilt);
+        // A 17th key replaces the oldest (the all-zero key, in slot 0).
+        assert_eq!(*memo.get_or_try_insert([16, 1, 2], || Ok(160)).unwrap(), 160);
+        assert_eq!(*memo.get_or_try_insert([0; 3], || Ok(7)).unwrap(), 7);
     }
 }

@@ -59,19 +59,19 @@ pub(crate) fn erfcx_to_depth(x: f64, depth: usize) -> f64 {
     x / (core::f64::consts::PI.sqrt() * f)
 }
 
-/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` for `x ≥ 1/2`, with
-/// `(hi − lo)/lo` at most about `tolerance` (plus the rounding allowance below), or
-/// `None` when the fraction has not closed that far within 2000 terms (`x` too small
-/// for the requested tolerance). See [`scaled_erfc_bounds_pair`].
-#[cfg(test)]
-pub(crate) fn scaled_erfc_bounds(x: f64, tolerance: f64) -> Option<(f64, f64)> {
-    scaled_erfc_bounds_pair([x, x], tolerance).map(|[first, _]| first)
+/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` at two points `x ≥ 1/2`,
+/// each by [`scaled_erfc_bounds`]; `None` when either is.
+pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f64, f64); 2]> {
+    Some([
+        scaled_erfc_bounds(x[0], tolerance)?,
+        scaled_erfc_bounds(x[1], tolerance)?,
+    ])
 }
 
-/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` at two points `x ≥ 1/2`
-/// at once (the two recurrences interleave), each with `(hi − lo)/lo` at most about
-/// `tolerance` plus the rounding allowance below; `None` when a fraction has not
-/// closed that far within 2000 terms (an `x` too small for the tolerance).
+/// Certified bounds `(lo, hi)` of `K(x) = √π·e^(x²)·erfc(x)` for `x ≥ 1/2`, with
+/// `(hi − lo)/lo` at most about `tolerance` plus the rounding allowance below; `None`
+/// when the fraction has not closed that far within 2000 terms (an `x` too small for
+/// the tolerance).
 ///
 /// `K(x) = 1/(x + (1/2)/(x + (2/2)/(x + (3/2)/(x + …))))` (Laplace's continued fraction,
 /// Abramowitz & Stegun 7.1.14). Its partial numerators `k/2` and denominators `x` are
@@ -79,118 +79,79 @@ pub(crate) fn scaled_erfc_bounds(x: f64, tolerance: f64) -> Option<(f64, f64)> {
 /// `f_k` (the tail beyond level `k` lies in `(0, (k/2)/x)` and the fraction is
 /// monotone in it): the truncation is bounded by the approximants themselves, not by
 /// a measured depth. They are evaluated forwards, `A_k = x·A_(k−1) + (k−1)/2·A_(k−2)` and
-/// the same for `B_k`, with no division: sums of non-negative products, so each step
-/// adds at most `2u` (`u = 2⁻⁵³`) to the relative error of `A_k` and of `B_k`, and
-/// `f_k = A_k/B_k` is within a relative `(4k + 1)u` of its exact value (rescaling by
-/// powers of two is exact). The bounds are widened by `(4k + 8)u` on each side, which
-/// also covers the rounding of the widening itself.
-pub(crate) fn scaled_erfc_bounds_pair(x: [f64; 2], tolerance: f64) -> Option<[(f64, f64); 2]> {
+/// the same for `B_k`, with no division, two levels per step from the same pair:
+/// `A_(k+1) = x·A_k + (k/2)·A_(k−1)` and
+/// `A_(k+2) = (x² + (k+1)/2)·A_k + (x·k/2)·A_(k−1)` (so the second does not wait for
+/// the first). Both are sums of non-negative products: the first adds at most `2u`
+/// (`u = 2⁻⁵³`) to the larger relative error of `A_k`, `A_(k−1)`, the second at most
+/// `4u` (the roundings of `x²`, of the sum with `(k+1)/2` and of the product; of `x·k/2`
+/// and its product; of the sum), so the relative error of `A_k` (and of `B_k`) stays
+/// below `2ku`, and `f_k = A_k/B_k` is within a relative `(4k + 1)u` of its exact value
+/// (rescaling by powers of two is exact). The bounds are widened by `(4k + 8)u` on each
+/// side, which also covers the rounding of the widening itself.
+///
+/// The stopping test needs no division either: `gap = |A_k·B_(k−1) − A_(k−1)·B_k| =
+/// ∏_(i ≤ k) (i − 1)/2` (the determinant formula; `a_1 = 1`), so
+/// `|f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1))` (in floating point only a hint: the bounds
+/// are decided from the approximants).
+pub(crate) fn scaled_erfc_bounds(x: f64, tolerance: f64) -> Option<(f64, f64)> {
     const UNIT: f64 = f64::EPSILON / 2.0;
     const MAX_TERMS: u32 = 2000;
+    const HUGE: f64 = 18_446_744_073_709_551_616.0; // 2^64
     const RESCALE_ABOVE: f64 = 1.157_920_892_373_162e77; // 2^256
     const RESCALE_BY: f64 = 8.636_168_555_094_445e-78; // 2^−256
-    const HUGE: f64 = 18_446_744_073_709_551_616.0; // 2^64
-    if !(x[0] >= 0.5 && x[1] >= 0.5) {
-        return None;
-    }
     let widen = |lo: f64, hi: f64, k: u32| {
         let rel = f64::from(4 * k + 8) * UNIT;
         (lo * (1.0 - rel), hi * (1.0 + rel))
     };
-    // From x = 2⁶⁴ on (∞ included), f_1 = 1/x and f_2 = x/(x² + 1/2) ≥ (1/x)(1 − 2⁻¹²⁹):
-    // 1/x within 4u either way. Such a lane runs the recurrence at x = 1 and is ignored.
-    let given = x;
-    let huge = [x[0] >= HUGE, x[1] >= HUGE];
-    let x = [if huge[0] { 1.0 } else { x[0] }, if huge[1] { 1.0 } else { x[1] }];
-    // Per lane (A_(k−1), A_k) and (B_(k−1), B_k), and `gap` = |A_k·B_(k−1) −
-    // A_(k−1)·B_k| = ∏_(i ≤ k) (i − 1)/2 (the determinant formula; a_1 = 1), so that
-    // |f_k − f_(k−1)|/f_k = gap/(A_k·B_(k−1)): a stopping test without division (in
-    // floating point, only a hint: the bounds are decided from the approximants).
-    let mut lanes = [Lane::new(x[0]), Lane::new(x[1])];
+    if x.is_nan() || x < 0.5 {
+        return None;
+    }
+    if x >= HUGE {
+        // From x = 2⁶⁴ on (∞ included), f_1 = 1/x and f_2 = x/(x² + 1/2) ≥
+        // (1/x)(1 − 2⁻¹²⁹): 1/x within 4u either way.
+        let f = 1.0 / x;
+        return Some(widen(f, f, 1));
+    }
+    let x_squared = x * x;
+    // [A_(k−1), B_(k−1)] and [A_k, B_k] from A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x (as pairs,
+    // so that each operation runs on A and B at once).
+    let (mut prev, mut cur, mut gap) = ([0.0, 1.0], [1.0, x], 1.0);
     let mut k = 1u32;
-    // (k − 1)/2 for the next k, kept exactly (a multiple of 1/2 below 2⁵³).
+    // k/2 for the current k, kept exactly (a multiple of 1/2 below 2⁵³).
     let mut numerator = 0.5f64;
     loop {
-        for _ in 0..2 {
-            k += 1;
-            for lane in &mut lanes {
-                lane.step(numerator);
-            }
-            numerator += 0.5;
+        let next = numerator + 0.5;
+        let (outer, inner) = (x_squared + next, x * numerator);
+        (prev, cur) = (
+            [x * cur[0] + numerator * prev[0], x * cur[1] + numerator * prev[1]],
+            [outer * cur[0] + inner * prev[0], outer * cur[1] + inner * prev[1]],
+        );
+        // (k/2)·((k+1)/2) is exact: a product of two multiples of 1/2 below 2¹¹.
+        gap *= numerator * next;
+        numerator += 1.0;
+        k += 2;
+        // Two levels multiply B by at most (x + 2000)² < 2²⁰⁰ (x < 2⁶⁴): no overflow.
+        if cur[1] > RESCALE_ABOVE {
+            prev = [prev[0] * RESCALE_BY, prev[1] * RESCALE_BY];
+            cur = [cur[0] * RESCALE_BY, cur[1] * RESCALE_BY];
+            gap *= RESCALE_BY * RESCALE_BY;
         }
-        let mut hinted = true;
-        for (lane, &huge) in lanes.iter_mut().zip(&huge) {
-            // Two steps multiply B by at most (x + 2000)² < 2²⁰⁰ (x < 2⁶⁴): no overflow.
-            if lane.b > RESCALE_ABOVE {
-                lane.a *= RESCALE_BY;
-                lane.a_prev *= RESCALE_BY;
-                lane.b *= RESCALE_BY;
-                lane.b_prev *= RESCALE_BY;
-                lane.gap *= RESCALE_BY * RESCALE_BY;
-            }
-            hinted &= huge || lane.gap <= tolerance * lane.a * lane.b_prev;
-        }
-        if hinted || k >= MAX_TERMS {
-            let mut bounds = [(0.0, 0.0); 2];
-            let mut closed = true;
-            for i in 0..2 {
-                let lane = &lanes[i];
-                let (last, before) = (lane.a / lane.b, lane.a_prev / lane.b_prev);
-                bounds[i] = if last <= before {
-                    (last, before)
-                } else {
-                    (before, last)
-                };
-                closed &= huge[i] || bounds[i].1 - bounds[i].0 <= tolerance * bounds[i].0;
-            }
-            if closed {
-                let lane = |i: usize, (lo, hi): (f64, f64)| {
-                    if huge[i] {
-                        let f = 1.0 / given[i];
-                        widen(f, f, 1)
-                    } else {
-                        widen(lo, hi, k)
-                    }
-                };
-                return Some([lane(0, bounds[0]), lane(1, bounds[1])]);
+        let ([a_prev, b_prev], [a, b]) = (prev, cur);
+        if gap <= tolerance * a * b_prev || k >= MAX_TERMS {
+            let (last, before) = (a / b, a_prev / b_prev);
+            let (lo, hi) = if last <= before {
+                (last, before)
+            } else {
+                (before, last)
+            };
+            if hi - lo <= tolerance * lo {
+                return Some(widen(lo, hi, k));
             }
             if k >= MAX_TERMS {
                 return None;
             }
         }
-    }
-}
-
-/// One recurrence of [`scaled_erfc_bounds_pair`]: `(A_(k−1), A_k)`, `(B_(k−1), B_k)` and
-/// the determinant `gap`, from `A_0 = 0, A_1 = 1, B_0 = 1, B_1 = x`.
-struct Lane {
-    x: f64,
-    a_prev: f64,
-    a: f64,
-    b_prev: f64,
-    b: f64,
-    gap: f64,
-}
-
-impl Lane {
-    fn new(x: f64) -> Self {
-        Self {
-            x,
-            a_prev: 0.0,
-            a: 1.0,
-            b_prev: 1.0,
-            b: x,
-            gap: 1.0,
-        }
-    }
-
-    /// `A_k = x·A_(k−1) + ((k−1)/2)·A_(k−2)`, the same for `B`, `gap ×= (k−1)/2`.
-    #[inline(always)]
-    fn step(&mut self, numerator: f64) {
-        let next_a = self.x * self.a + numerator * self.a_prev;
-        let next_b = self.x * self.b + numerator * self.b_prev;
-        (self.a_prev, self.a, self.b_prev, self.b) = (self.a, next_a, self.b, next_b);
-        self.gap *= numerator;
     }
 }
 

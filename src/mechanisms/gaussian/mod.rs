@@ -5,6 +5,7 @@
 //! builders).
 
 mod calibration;
+mod first_guess;
 
 pub use calibration::{analytic_gaussian_delta, zcdp_delta};
 
@@ -376,8 +377,8 @@ fn unit_noise(sensitivity: f64, grid: &Grid, n: usize, ratio: f64) -> Result<Dis
             max: MAX_SIGMA,
         });
     }
-    let s = u128::from(sigma_units as u64); // an integer ≤ 2^62, exact
-    DiscreteGaussianSampler::from_ratio(s * s, 1)
+    // An integer in [1, 2⁶²], exact.
+    DiscreteGaussianSampler::from_integer_sigma(sigma_units as u64)
 }
 
 fn check_min_delta(delta: f64) -> Result<f64, Error> {
