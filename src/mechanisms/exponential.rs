@@ -448,6 +448,21 @@ impl PermuteAndFlip {
         ))
     }
 
+    /// [`release`](Self::release) for scores given as grid units already: `unit_of(i)`
+    /// is candidate `i`'s score in units of [`granularity`](Self::granularity) (called
+    /// once per index, in increasing order) and `best` their maximum. The same words and
+    /// the same index as `release` on the scores `unit_of(i)·g` whenever those are exact
+    /// `f64` (`|unit_of(i)| < 2⁵³`), which `release` rounds back to these integers.
+    pub(crate) fn release_units<R: CryptoRng + ?Sized>(
+        &self,
+        n: usize,
+        unit_of: impl FnMut(usize) -> i128,
+        best: i128,
+        rng: &mut R,
+    ) -> usize {
+        permute_and_flip(&self.scale, n, unit_of, best, &mut BitSource::new(rng))
+    }
+
     /// The score grid `g`.
     pub fn granularity(&self) -> f64 {
         self.scale.grid().granularity()
@@ -466,8 +481,9 @@ impl PermuteAndFlip {
 const COIN_BATCH: usize = 64;
 
 /// Permute-and-flip on grid scores (shared with report-noisy-max): a coin
-/// Bernoulli(`exp(−c·gapᵣ)`) for **every** candidate `r` (grid score `unit_of(r)`,
-/// maximum `best`), then a uniform choice among the heads.
+/// Bernoulli(`exp(−c·gapᵣ)`) for **every** candidate `r` (grid score `unit_of(r)`, called
+/// once per `r` in increasing order; maximum `best`), then a uniform choice among the
+/// heads.
 ///
 /// **Why this is permute-and-flip.** Permute-and-flip visits the candidates in a
 /// uniform order `π` and returns the first heads. Flipping every coin (those after the
@@ -486,7 +502,7 @@ const COIN_BATCH: usize = 64;
 pub(crate) fn permute_and_flip<R: CryptoRng + ?Sized>(
     scale: &ScoreScale,
     n: usize,
-    unit_of: impl Fn(usize) -> i128,
+    mut unit_of: impl FnMut(usize) -> i128,
     best: i128,
     bits: &mut BitSource<'_, R>,
 ) -> usize {
@@ -524,4 +540,135 @@ pub(crate) fn permute_and_flip<R: CryptoRng + ?Sized>(
         debug_assert!(false, "no heads");
         0
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Rng, TryCryptoRng, TryRng};
+    use core::convert::Infallible;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// ChaCha20's words with some replaced: word number `p` of the stream (counting
+    /// every word drawn, `fill_bytes` eight bytes to a word) is `planted[p]` when set.
+    /// Test-only: it lets a test put a coin's word in its exact band on purpose.
+    struct Planted {
+        inner: ChaCha20Rng,
+        drawn: u64,
+        planted: std::collections::BTreeMap<u64, u64>,
+    }
+
+    impl Planted {
+        fn new(seed: u64, planted: std::collections::BTreeMap<u64, u64>) -> Self {
+            let inner = ChaCha20Rng::seed_from_u64(seed);
+            Self {
+                inner,
+                drawn: 0,
+                planted,
+            }
+        }
+
+        fn word(&mut self) -> u64 {
+            let fresh = self.inner.next_u64();
+            let word = self.planted.get(&self.drawn).copied().unwrap_or(fresh);
+            self.drawn += 1;
+            word
+        }
+
+        /// The generator's state: the words drawn and the inner stream's position.
+        fn state(&self) -> (u64, u128) {
+            (self.drawn, self.inner.get_word_pos())
+        }
+    }
+
+    impl TryRng for Planted {
+        type Error = Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+            Ok(self.word() as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+            Ok(self.word())
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+            for chunk in dst.chunks_mut(8) {
+                let word = self.word().to_le_bytes();
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+            Ok(())
+        }
+    }
+
+    impl TryCryptoRng for Planted {}
+
+    /// Random gaps in score-grid units for `n` candidates, the best (gap 0) at a random
+    /// index: ties, small gaps, gaps around the cap and beyond it up to 2⁵², by case.
+    fn random_gaps(rng: &mut ChaCha20Rng, n: usize, cap: u64, case: u64) -> Vec<u64> {
+        let mut gaps: Vec<u64> = (0..n)
+            .map(|_| match (case + rng.next_u64() % 5) % 5 {
+                0 => rng.next_u64() % 4,           // ties near the best
+                1 => rng.next_u64() % (1 << 22),   // one unit of Δ and a few
+                2 => rng.next_u64() % cap.max(1),  // anywhere below the cap
+                3 => cap - 2 + rng.next_u64() % 5, // around the cap
+                _ => rng.next_u64() % (1 << 52),   // far, mostly capped
+            })
+            .collect();
+        gaps[(rng.next_u64() % n as u64) as usize] = 0;
+        gaps
+    }
+
+    /// `PermuteAndFlip::release_units` (the quantiles' integer path) against
+    /// `PermuteAndFlip::release` on the `f64` scores `−gap·g` (the path the quantiles
+    /// took before, issue 42): the same index and the same generator state afterwards
+    /// (words drawn and stream position), over 300 seeded gap vectors of 1 to 2¹⁷
+    /// candidates at several scales, with words planted in the exact band of coins of
+    /// the first batch (each one takes the fallback, which draws further words).
+    #[test]
+    fn integer_scores_select_as_the_float_scores_did() {
+        let coins = ExpNegLower::new();
+        let mut rng = ChaCha20Rng::seed_from_u64(42);
+        let (mut fallbacks, mut in_band) = (0u64, 0u64);
+        let sizes = [1usize, 2, 3, 63, 64, 65, 129, 1000, 4097, 1 << 17];
+        for case in 0..300u64 {
+            let n = if case % 11 == 10 {
+                1 + (rng.next_u64() % (1 << 17)) as usize
+            } else {
+                sizes[case as usize % sizes.len()]
+            };
+            let (sensitivity, epsilon) =
+                [(0.5, 1.0), (1.0, 0.1), (3.7, 5.0), (1e-3, 2.0), (2.0, 40.0)][case as usize % 5];
+            let mechanism = PermuteAndFlip::new(sensitivity, epsilon).unwrap();
+            let scale = mechanism.scale;
+            let gaps = random_gaps(&mut rng, n, scale.cap, case);
+            let g = mechanism.granularity();
+            let scores: Vec<f64> = gaps.iter().map(|&k| 0.0 - k as f64 * g).collect();
+            // Band words for some coins of the first batch: lower(x) + d, d < W′.
+            let mut planted = std::collections::BTreeMap::new();
+            for (p, &gap) in gaps.iter().enumerate().take(COIN_BATCH) {
+                if rng.next_u64() % 4 == 0 {
+                    let lo = coins.lower(scale.exponent_of(0, -(gap as i128)));
+                    if let Some(u) = lo.checked_add(rng.next_u64() % coins.band_width()) {
+                        planted.insert(p as u64, u);
+                    }
+                }
+            }
+            in_band += planted.len() as u64;
+            let seed = rng.next_u64();
+            let mut old = Planted::new(seed, planted.clone());
+            let mut new = Planted::new(seed, planted);
+            let want = mechanism.release(&scores, &mut old).unwrap();
+            let got = mechanism.release_units(n, |i| -(gaps[i] as i128), 0, &mut new);
+            assert_eq!(got, want, "case {case}, n = {n}");
+            assert_eq!(new.state(), old.state(), "case {case}, n = {n}");
+            assert_eq!(new.word(), old.word(), "case {case}");
+            fallbacks += old.state().0 - (n as u64 + 1);
+        }
+        // Every planted word takes the exact comparison; it draws further words unless
+        // its first word decides at a higher precision (x = 0, or a capped weight).
+        assert!(
+            in_band >= 1000 && fallbacks >= 100,
+            "{in_band} planted, {fallbacks} further words"
+        );
+        println!("{in_band} coins in the band, {fallbacks} further words");
+    }
 }

@@ -155,37 +155,82 @@ impl RankSelector {
         })
     }
 
-    /// The scores handed to the selector, from `below[j]` = the records under edge `j`
-    /// (`below.len()` = bins + 1) out of `n`: `−min(round(sⱼ/2^shift) − best, 2⁵²)·g`,
-    /// exact in `f64`, where `sⱼ = |Lⱼ·2³² − a·n|` per edge or `|Lⱼ·2³² − a·(n − cⱼ)|`
-    /// per bin.
-    fn scores(&self, below: &[u128], n: u128) -> Vec<f64> {
-        let level = self.level as u128; // a·n ≤ 2^32·2^80
-        let half = 1u128 << (self.shift - 1);
-        let round = |s: u128| (s + half) >> self.shift;
-        let units: Vec<u128> = match self.candidates {
-            Candidates::Edges => below
-                .iter()
-                .map(|&l| round((l << Q_SHIFT).abs_diff(level * n)))
-                .collect(),
-            Candidates::Bins => below
-                .windows(2)
-                .map(|w| round((w[0] << Q_SHIFT).abs_diff(level * (n - (w[1] - w[0])))))
-                .collect(),
+    /// The number of candidates over `bins` bins: `bins + 1` edges, or the bins.
+    fn candidates(&self, bins: usize) -> usize {
+        match self.candidates {
+            Candidates::Edges => bins + 1,
+            Candidates::Bins => bins,
+        }
+    }
+
+    /// The rank scores of the candidates over the bins' `counts` (see [`RankScores`]) and
+    /// the best (smallest) rounded one, `min round(sⱼ/2^shift)` — the rounded smallest
+    /// `sⱼ`, as rounding is monotone — from one pass over the counts.
+    fn units(&self, counts: &[u64]) -> (RankScores, u128) {
+        let n: u128 = counts.iter().map(|&c| u128::from(c)).sum();
+        let level = u128::from(self.level);
+        let scores = RankScores {
+            target: level * n,
+            per_count: match self.candidates {
+                Candidates::Edges => 0,
+                Candidates::Bins => self.level,
+            },
+            half: 1 << (self.shift - 1),
+            shift: self.shift,
         };
-        let best = units.iter().copied().min().unwrap_or(0);
+        let (mut below, mut best) = (0u128, u128::MAX);
+        for &c in counts {
+            best = best.min(scores.raw(below, c));
+            below += u128::from(c);
+        }
+        if self.candidates == Candidates::Edges {
+            best = best.min(scores.raw(n, 0)); // the top edge
+        }
+        (scores, scores.round(best))
+    }
+
+    /// The rounded scores `round(sⱼ/2^shift)` of the candidates over `counts`, in order:
+    /// `unit_of(j)` must be called for `j = 0, 1, …` (it carries `Lⱼ` along).
+    fn unit_of(scores: RankScores, counts: &[u64]) -> impl FnMut(usize) -> u128 + '_ {
+        let mut below = 0u128;
+        move |j: usize| {
+            // The candidate past the last bin is the top edge (edges only): count 0.
+            let c = counts.get(j).copied().unwrap_or(0);
+            let unit = scores.round(scores.raw(below, c));
+            below += u128::from(c);
+            unit
+        }
+    }
+
+    /// The scores handed to the selector, from the `counts` of the bins in range:
+    /// `−min(round(sⱼ/2^shift) − best, 2⁵²)·g`, exact in `f64` (see
+    /// [`raw`](Self::raw)).
+    fn scores(&self, counts: &[u64]) -> Vec<f64> {
+        let (scores, best) = self.units(counts);
+        let mut unit_of = Self::unit_of(scores, counts);
         let g = self.selector.granularity();
-        units
-            .into_iter()
-            .map(|u| 0.0 - (u - best).min(GAP_CAP) as f64 * g)
+        (0..self.candidates(counts.len()))
+            .map(|j| 0.0 - (unit_of(j) - best).min(GAP_CAP) as f64 * g)
             .collect()
     }
 
-    /// The index of the selected candidate (an edge, or a bin) — there is at least one.
-    pub(super) fn select<R: CryptoRng + ?Sized>(&self, below: &[u128], n: u128, rng: &mut R) -> usize {
-        let scores = self.scores(below, n);
-        // The scores are finite and non-empty, so the selector cannot refuse them.
-        self.selector.release(&scores, rng).unwrap_or(0)
+    /// The index of the selected candidate (an edge, or a bin) — there is at least one —
+    /// over the bins' `counts`.
+    ///
+    /// The selector receives the scores of [`scores`](Self::scores) as the integers they
+    /// stand for, computed as it reads them, without the floats: a score `−k·g` with
+    /// `k ≤ 2⁵²` is `−k` units of the selector's grid `g` exactly (and the best is 0),
+    /// which is what [`PermuteAndFlip::release`] rounds it to — the same coins from the
+    /// same words, in one pass and no vector.
+    pub(super) fn select<R: CryptoRng + ?Sized>(&self, counts: &[u64], rng: &mut R) -> usize {
+        if self.candidates(counts.len()) == 0 {
+            return 0; // no bin to choose (a public shape): nothing drawn, as before
+        }
+        let (scores, best) = self.units(counts);
+        let mut unit_of = Self::unit_of(scores, counts);
+        let gap = move |j| -((unit_of(j) - best).min(GAP_CAP) as i128);
+        self.selector
+            .release_units(self.candidates(counts.len()), gap, 0, rng)
     }
 
     /// `r(β) = 2(Δu + g)/ε·ln(K/β) + g` for `K` candidates, rounded up; a typed error
@@ -196,6 +241,37 @@ impl RankSelector {
         let log = ln_ratio_up(round::u64_up(candidates as u64), beta);
         let scale = round::div_up(round::mul_up(2.0, round::add_up(self.sensitivity, g)), epsilon);
         finite_half_width(round::add_up(round::mul_up(scale, log), g))
+    }
+}
+
+/// The rank scores of one selection, in units of `2⁻³²` ranks: candidate `j` with
+/// `Lⱼ` records below its edge and `cⱼ` in its bin scores `sⱼ = |Lⱼ·2³² − a·n|` per edge
+/// and `|Lⱼ·2³² − a·(n − cⱼ)|` per bin (`a = q̃·2³²`), i.e. `|Lⱼ·2³² − (a·n − w·cⱼ)|`
+/// with `w = 0` per edge and `a` per bin. Exact: `a·n ≤ 2³²·2⁸⁴`.
+#[derive(Debug, Clone, Copy)]
+struct RankScores {
+    /// `a·n`.
+    target: u128,
+    /// `w`.
+    per_count: u64,
+    /// `2^(shift − 1)`.
+    half: u128,
+    /// The selector's grid is `2^shift` units.
+    shift: u32,
+}
+
+impl RankScores {
+    /// `sⱼ` from `below = Lⱼ` and `count = cⱼ` (`cⱼ ≤ n`).
+    #[inline(always)]
+    fn raw(&self, below: u128, count: u64) -> u128 {
+        let target = self.target - u128::from(self.per_count) * u128::from(count);
+        (below << Q_SHIFT).abs_diff(target)
+    }
+
+    /// `round(s/2^shift)`, half up: the score in units of the selector's grid.
+    #[inline(always)]
+    fn round(&self, s: u128) -> u128 {
+        (s + self.half) >> self.shift
     }
 }
 
@@ -309,9 +385,7 @@ impl Quantile {
     /// (a public shape), before anything is drawn. Never because of the counts' values.
     pub fn release_counts<R: CryptoRng + ?Sized>(&self, counts: &[u64], rng: &mut R) -> Result<f64, Error> {
         self.grid.check_counts(counts)?;
-        let below = QuantileGrid::prefix(counts);
-        let n = below[below.len() - 1];
-        Ok(self.value(self.selector.select(&below, n, rng)))
+        Ok(self.value(self.select_counts(counts, rng)))
     }
 
     /// The released quantile of `records` (binned by the grid's rule, then
@@ -319,9 +393,12 @@ impl Quantile {
     /// values and empty data are all handled by the rule.
     pub fn release<R: CryptoRng + ?Sized>(&self, records: &[f64], rng: &mut R) -> f64 {
         let counts = self.grid.counts(records);
-        let below = QuantileGrid::prefix(counts.as_slice());
-        let n = below[below.len() - 1];
-        self.value(self.selector.select(&below, n, rng))
+        self.value(self.select_counts(counts.as_slice(), rng))
+    }
+
+    /// The selection from the counts per bin.
+    fn select_counts<R: CryptoRng + ?Sized>(&self, counts: &[u64], rng: &mut R) -> usize {
+        self.selector.select(counts, rng)
     }
 
     /// The exact scores the selector receives for `counts`, one per edge (`≤ 0`, the
@@ -332,9 +409,7 @@ impl Quantile {
     /// As [`release_counts`](Self::release_counts).
     pub fn scores(&self, counts: &[u64]) -> Result<Vec<f64>, Error> {
         self.grid.check_counts(counts)?;
-        let below = QuantileGrid::prefix(counts);
-        let n = below[below.len() - 1];
-        Ok(self.selector.scores(&below, n))
+        Ok(self.selector.scores(counts))
     }
 
     /// `r(β)`: with probability `≥ 1 − β` the released edge's rank is within
@@ -403,7 +478,106 @@ impl<'a> Mechanism<&'a [f64]> for Quantile {
 mod tests {
     use super::*;
     use rand_chacha::ChaCha20Rng;
-    use rand_core::SeedableRng;
+    use rand_core::{Rng, SeedableRng};
+
+    /// Today's `QuantileGrid::prefix` before the selection streamed (issue 42): `Lⱼ`.
+    fn prefix_before(counts: &[u64]) -> Vec<u128> {
+        let mut prefix = Vec::with_capacity(counts.len() + 1);
+        let mut below = 0u128;
+        prefix.push(0);
+        for &c in counts {
+            below += c as u128;
+            prefix.push(below);
+        }
+        prefix
+    }
+
+    /// Today's `RankSelector::scores` before the selection streamed, verbatim.
+    fn scores_before(selector: &RankSelector, below: &[u128], n: u128) -> Vec<f64> {
+        let level = selector.level as u128; // a·n ≤ 2^32·2^80
+        let half = 1u128 << (selector.shift - 1);
+        let round = |s: u128| (s + half) >> selector.shift;
+        let units: Vec<u128> = match selector.candidates {
+            Candidates::Edges => below
+                .iter()
+                .map(|&l| round((l << Q_SHIFT).abs_diff(level * n)))
+                .collect(),
+            Candidates::Bins => below
+                .windows(2)
+                .map(|w| round((w[0] << Q_SHIFT).abs_diff(level * (n - (w[1] - w[0])))))
+                .collect(),
+        };
+        let best = units.iter().copied().min().unwrap_or(0);
+        let g = selector.selector.granularity();
+        units
+            .into_iter()
+            .map(|u| 0.0 - (u - best).min(GAP_CAP) as f64 * g)
+            .collect()
+    }
+
+    /// Today's `RankSelector::select`: the `f64` scores through `PermuteAndFlip::release`.
+    fn select_before(selector: &RankSelector, counts: &[u64], rng: &mut ChaCha20Rng) -> usize {
+        let below = prefix_before(counts);
+        let n = below[below.len() - 1];
+        let scores = scores_before(selector, &below, n);
+        selector.selector.release(&scores, rng).unwrap_or(0)
+    }
+
+    /// The streamed selection (issue 42) against today's, on 400 seeded count vectors
+    /// (1 to 2¹⁷ bins; empty, sparse, dense, tied and near-`u64::MAX` counts; edges and
+    /// bins; levels 0, 1/2, 0.9, 1 and random; ε from 0.01 to 20; both relations): the
+    /// same scores, the same index and the same generator state afterwards (stream
+    /// position and the next word). The words in the coins' exact band are exercised in
+    /// `mechanisms::exponential`'s test of the integer path.
+    #[test]
+    fn streamed_selection_equals_the_selection_through_scores() {
+        let mut rng = ChaCha20Rng::seed_from_u64(4242);
+        let sizes = [1usize, 2, 3, 63, 64, 65, 255, 1000, 4096, 1 << 17];
+        for case in 0..400u64 {
+            let bins = if case % 9 == 8 {
+                1 + (rng.next_u64() % (1 << 17)) as usize
+            } else {
+                sizes[case as usize % sizes.len()]
+            };
+            let counts: Vec<u64> = (0..bins)
+                .map(|_| match case % 5 {
+                    0 => 0,
+                    1 => u64::from(rng.next_u64() % 8 == 0) * (rng.next_u64() % 50),
+                    2 => rng.next_u64() % 1000,
+                    3 => 7,
+                    _ => rng.next_u64() >> (rng.next_u64() % 64),
+                })
+                .collect();
+            let q = [0.0, 0.5, 0.9, 1.0, (rng.next_u64() % 1000) as f64 / 1000.0][case as usize % 5];
+            let epsilon = [0.01, 0.1, 1.0, 20.0][(case / 5) as usize % 4];
+            let contributions = 1 + rng.next_u64() % 16;
+            let relation = if case % 2 == 0 {
+                Neighbouring::AddRemove
+            } else {
+                Neighbouring::Substitute
+            };
+            let candidates = if case % 3 == 0 && bins >= 1 {
+                Candidates::Bins
+            } else {
+                Candidates::Edges
+            };
+            let selector = RankSelector::new(candidates, q, epsilon, contributions, relation).unwrap();
+            let below = prefix_before(&counts);
+            let n = below[below.len() - 1];
+            assert_eq!(
+                selector.scores(&counts),
+                scores_before(&selector, &below, n),
+                "case {case}"
+            );
+            let seed = rng.next_u64();
+            let (mut old, mut new) = (ChaCha20Rng::seed_from_u64(seed), ChaCha20Rng::seed_from_u64(seed));
+            let want = select_before(&selector, &counts, &mut old);
+            let got = selector.select(&counts, &mut new);
+            assert_eq!(got, want, "case {case}, {bins} bins");
+            assert_eq!(new.get_word_pos(), old.get_word_pos(), "case {case}");
+            assert_eq!(new.next_u64(), old.next_u64(), "case {case}");
+        }
+    }
 
     #[test]
     fn scores_are_exact_ranks_on_the_grid() {

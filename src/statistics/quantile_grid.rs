@@ -212,19 +212,6 @@ impl QuantileGrid {
             })
         }
     }
-
-    /// `Lⱼ`, the number of records below edge `eⱼ`, for `j = 0..=B` (exact, in `u128`:
-    /// at most `2²⁰·2⁶⁴`).
-    pub(crate) fn prefix(counts: &[u64]) -> Vec<u128> {
-        let mut prefix = Vec::with_capacity(counts.len() + 1);
-        let mut below = 0u128;
-        prefix.push(0);
-        for &c in counts {
-            below += c as u128;
-            prefix.push(below);
-        }
-        prefix
-    }
 }
 
 /// Exact counts per bin of a [`QuantileGrid`]: the mergeable state of a private
@@ -369,6 +356,5 @@ mod tests {
         let other = QuantileGrid::new(0.0, 4.0, 3).unwrap();
         assert!(a.merge(&BinCounts::new(&other)).is_err());
         assert!(BinCounts::from_counts(&grid, vec![1; 3]).is_err());
-        assert_eq!(QuantileGrid::prefix(&[1, 2, 3]), vec![0, 1, 3, 6]);
     }
 }

@@ -137,9 +137,8 @@ impl Quantiles {
         rng: &mut R,
     ) -> Result<Vec<f64>, Error> {
         self.grid.check_counts(counts)?;
-        let below = QuantileGrid::prefix(counts);
         let mut edges = vec![0usize; self.distinct];
-        self.descend(self.root, (0, self.grid.bins()), &below, &mut edges, rng);
+        self.descend(self.root, (0, self.grid.bins()), counts, &mut edges, rng);
         Ok(self.slot.iter().map(|&s| self.grid.edge(edges[s])).collect())
     }
 
@@ -158,21 +157,18 @@ impl Quantiles {
         &self,
         id: usize,
         (lo, hi): (usize, usize),
-        below: &[u128],
+        counts: &[u64],
         edges: &mut [usize],
         rng: &mut R,
     ) {
         let node = self.nodes[id];
-        let base = below[lo];
-        let local: Vec<u128> = below[lo..=hi].iter().map(|&l| l - base).collect();
-        let n = below[hi] - base;
-        let k = lo + node.selector.select(&local, n, rng);
+        let k = lo + node.selector.select(&counts[lo..hi], rng);
         edges[node.index] = k;
         if let Some(child) = node.lower {
-            self.descend(child, (lo, k), below, edges, rng);
+            self.descend(child, (lo, k), counts, edges, rng);
         }
         if let Some(child) = node.upper {
-            self.descend(child, (k, hi), below, edges, rng);
+            self.descend(child, (k, hi), counts, edges, rng);
         }
     }
 
