@@ -35,8 +35,10 @@
 //! is charged to the sensitivity by the selector, see [`PermuteAndFlip`]), and gaps to
 //! the best score beyond `2⁵²·g` are capped — which is the same mechanism for the utility
 //! `max(u, OPT − 2⁵²g)`, of the same sensitivity, and changes only candidates whose
-//! weight is below `exp(−ε·2³¹)`. The words drawn (a uniform permutation and one coin
-//! per candidate) do not depend on the data.
+//! weight is below `exp(−ε·2³¹)`. The words drawn (one per candidate's coin and one for
+//! the uniform choice among the heads, more only on the coins' rare exact fallback) do
+//! not depend on the data. The scores are computed from the counts as the coins read
+//! them, in integers, with no vector of them.
 //!
 //! **Atoms.** All edges above the largest record have `Lⱼ = n` and score alike (likewise
 //! between two records), so when the top `1 − q` of the data is one repeated value the
