@@ -125,15 +125,21 @@ impl ScoreScale {
     #[inline(always)]
     pub(crate) fn gap(&self, best: i128, unit: i128) -> u64 {
         debug_assert!(unit <= best);
-        // cap < 2⁶²: the minimum fits.
-        ((best - unit) as u128).min(u128::from(self.cap)) as u64
+        // cap < 2⁶²: the minimum fits. (A comparison, not `min`: unoptimised builds
+        // call `min`, once per candidate.)
+        let gap = (best - unit) as u128;
+        if gap < self.cap as u128 {
+            gap as u64
+        } else {
+            self.cap
+        }
     }
 
     /// The exponent `c·gap` of the weight `exp(−c·gap)` of a candidate with grid score
     /// `unit`, in 64.64 fixed point, exactly: `c·2⁶⁴·gap < 2¹²⁸` (the cap sees to it).
     #[inline(always)]
     pub(crate) fn exponent_of(&self, best: i128, unit: i128) -> u128 {
-        self.rate_fixed * u128::from(self.gap(best, unit))
+        self.rate_fixed * self.gap(best, unit) as u128
     }
 
     /// `exp(−c·gap)` as an `f64` (for tests and display only).
@@ -513,14 +519,30 @@ pub(crate) fn permute_and_flip<R: CryptoRng + ?Sized>(
         let mut bytes = [0u8; 8 * COIN_BATCH];
         for (batch, mask) in masks.iter_mut().enumerate() {
             let start = batch * COIN_BATCH;
-            let words = &mut bytes[..8 * COIN_BATCH.min(n - start)];
-            bits.fill_bytes(words);
-            for (k, word) in words.chunks_exact(8).enumerate() {
-                let u = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            let len = if n - start < COIN_BATCH {
+                n - start
+            } else {
+                COIN_BATCH
+            };
+            bits.fill_bytes(&mut bytes[..8 * len]);
+            // Indexing, not iterator adapters, per coin: unoptimised builds (examples,
+            // debug) make every adapter a call.
+            for k in 0..len {
+                let b = 8 * k;
+                let u = u64::from_le_bytes([
+                    bytes[b],
+                    bytes[b + 1],
+                    bytes[b + 2],
+                    bytes[b + 3],
+                    bytes[b + 4],
+                    bytes[b + 5],
+                    bytes[b + 6],
+                    bytes[b + 7],
+                ]);
                 let flip = coins.coin(scale.exponent_of(best, unit_of(start + k)), u, bits);
-                *mask |= u64::from(flip) << k;
+                *mask |= (flip as u64) << k;
             }
-            heads += u64::from(mask.count_ones());
+            heads += mask.count_ones() as u64;
         }
         // The chosen heads, counted from the first.
         let mut rank = uniform_below_word(bits, heads.max(1));

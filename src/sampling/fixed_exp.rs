@@ -181,13 +181,17 @@ impl ExpNegLower {
     /// The lower bound: `lower(x) ≤ 2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′`.
     #[inline(always)]
     pub(crate) fn lower(&self, x: u128) -> u64 {
+        // No closures, `min` or `from` calls here: unoptimised builds (examples, debug)
+        // would make each a call, once per candidate of a selection.
         let t = self.tables;
-        let first = t.whole_lo[((x >> 64) as u64).min(64) as usize];
+        let whole = x >> 64;
+        let first = t.whole_lo[if whole < 64 { whole as usize } else { 64 }];
         let frac = x as u64;
-        let d = |j: usize| digit_factor(t, frac, j);
-        let linear = u64::MAX - (frac & u64::from(u32::MAX));
+        let (d4, d5) = (digit_factor(t, frac, 4), digit_factor(t, frac, 5));
+        let (d6, d7) = (digit_factor(t, frac, 6), digit_factor(t, frac, 7));
+        let linear = u64::MAX - (frac & 0xffff_ffff);
         let m = mul_lower;
-        m(m(m(first, d(4)), m(d(5), d(6))), m(d(7), linear))
+        m(m(m(first, d4), m(d5, d6)), m(d7, linear))
     }
 
     /// `W′`: `2⁶⁴·exp(−x/2⁶⁴) ≤ lower(x) + W′` for every `x` (`W′ ≤ 64`).
@@ -205,7 +209,7 @@ impl ExpNegLower {
     #[inline(always)]
     pub(crate) fn coin<R: CryptoRng + ?Sized>(&self, x: u128, u: u64, bits: &mut BitSource<'_, R>) -> bool {
         let lo = self.lower(x);
-        if u.checked_sub(lo).is_some_and(|d| d < self.tables.linear_width) {
+        if u >= lo && u - lo < self.tables.linear_width {
             resolve_fixed_point(x, u, bits)
         } else {
             u < lo
@@ -254,7 +258,7 @@ fn digit_factor(t: &Tables, frac: u64, j: usize) -> u64 {
 /// `⌊a·b/2⁶⁴⌋`: the product of two lower bounds (units of `2⁻⁶⁴`), rounded down.
 #[inline(always)]
 fn mul_lower(a: u64, b: u64) -> u64 {
-    ((u128::from(a) * u128::from(b)) >> 64) as u64
+    ((a as u128 * b as u128) >> 64) as u64
 }
 
 /// [`enclose`] with both bounds multiplied out in a chain (the reference of the tests:

@@ -169,8 +169,13 @@ impl RankSelector {
     /// the best (smallest) rounded one, `min round(sⱼ/2^shift)` — the rounded smallest
     /// `sⱼ`, as rounding is monotone — from one pass over the counts.
     fn units(&self, counts: &[u64]) -> (RankScores, u128) {
-        let n: u128 = counts.iter().map(|&c| u128::from(c)).sum();
-        let level = u128::from(self.level);
+        // Plain loops and comparisons on this path (no iterator adapters or `min` calls):
+        // examples and debug builds run this crate unoptimised, where each is a call.
+        let mut n = 0u128;
+        for &c in counts {
+            n += c as u128;
+        }
+        let level = self.level as u128;
         let scores = RankScores {
             target: level * n,
             per_count: match self.candidates {
@@ -182,11 +187,17 @@ impl RankSelector {
         };
         let (mut below, mut best) = (0u128, u128::MAX);
         for &c in counts {
-            best = best.min(scores.raw(below, c));
-            below += u128::from(c);
+            let s = scores.raw(below, c);
+            if s < best {
+                best = s;
+            }
+            below += c as u128;
         }
         if self.candidates == Candidates::Edges {
-            best = best.min(scores.raw(n, 0)); // the top edge
+            let s = scores.raw(n, 0); // the top edge
+            if s < best {
+                best = s;
+            }
         }
         (scores, scores.round(best))
     }
@@ -197,9 +208,9 @@ impl RankSelector {
         let mut below = 0u128;
         move |j: usize| {
             // The candidate past the last bin is the top edge (edges only): count 0.
-            let c = counts.get(j).copied().unwrap_or(0);
+            let c = if j < counts.len() { counts[j] } else { 0 };
             let unit = scores.round(scores.raw(below, c));
-            below += u128::from(c);
+            below += c as u128;
             unit
         }
     }
@@ -230,7 +241,10 @@ impl RankSelector {
         }
         let (scores, best) = self.units(counts);
         let mut unit_of = Self::unit_of(scores, counts);
-        let gap = move |j| -((unit_of(j) - best).min(GAP_CAP) as i128);
+        let gap = move |j| {
+            let gap = unit_of(j) - best;
+            -(if gap < GAP_CAP { gap } else { GAP_CAP } as i128)
+        };
         self.selector
             .release_units(self.candidates(counts.len()), gap, 0, rng)
     }
@@ -266,7 +280,7 @@ impl RankScores {
     /// `sⱼ` from `below = Lⱼ` and `count = cⱼ` (`cⱼ ≤ n`).
     #[inline(always)]
     fn raw(&self, below: u128, count: u64) -> u128 {
-        let target = self.target - u128::from(self.per_count) * u128::from(count);
+        let target = self.target - self.per_count as u128 * count as u128;
         (below << Q_SHIFT).abs_diff(target)
     }
 
