@@ -158,6 +158,7 @@ impl RankSelector {
     }
 
     /// The number of candidates over `bins` bins: `bins + 1` edges, or the bins.
+    #[inline]
     fn candidates(&self, bins: usize) -> usize {
         match self.candidates {
             Candidates::Edges => bins + 1,
@@ -168,6 +169,11 @@ impl RankSelector {
     /// The rank scores of the candidates over the bins' `counts` (see [`RankScores`]) and
     /// the best (smallest) rounded one, `min round(sⱼ/2^shift)` — the rounded smallest
     /// `sⱼ`, as rounding is monotone — from one pass over the counts.
+    ///
+    /// `#[inline]` here and on [`UnitCursor::unit`] (the selection's per-candidate path)
+    /// has them compiled in the crate that instantiates [`select`](Self::select), at its
+    /// optimisation level (the SQL crate's examples build this crate at opt-level 0).
+    #[inline]
     fn units(&self, counts: &[u64]) -> (RankScores, u128) {
         // Plain loops and comparisons on this path (no iterator adapters or `min` calls):
         // examples and debug builds run this crate unoptimised, where each is a call.
@@ -202,28 +208,15 @@ impl RankSelector {
         (scores, scores.round(best))
     }
 
-    /// The rounded scores `round(sⱼ/2^shift)` of the candidates over `counts`, in order:
-    /// `unit_of(j)` must be called for `j = 0, 1, …` (it carries `Lⱼ` along).
-    fn unit_of(scores: RankScores, counts: &[u64]) -> impl FnMut(usize) -> u128 + '_ {
-        let mut below = 0u128;
-        move |j: usize| {
-            // The candidate past the last bin is the top edge (edges only): count 0.
-            let c = if j < counts.len() { counts[j] } else { 0 };
-            let unit = scores.round(scores.raw(below, c));
-            below += c as u128;
-            unit
-        }
-    }
-
     /// The scores handed to the selector, from the `counts` of the bins in range:
     /// `−min(round(sⱼ/2^shift) − best, 2⁵²)·g`, exact in `f64` (see
     /// [`raw`](Self::raw)).
     fn scores(&self, counts: &[u64]) -> Vec<f64> {
         let (scores, best) = self.units(counts);
-        let mut unit_of = Self::unit_of(scores, counts);
+        let mut cursor = UnitCursor::new(scores, counts);
         let g = self.selector.granularity();
         (0..self.candidates(counts.len()))
-            .map(|j| 0.0 - (unit_of(j) - best).min(GAP_CAP) as f64 * g)
+            .map(|j| 0.0 - (cursor.unit(j) - best).min(GAP_CAP) as f64 * g)
             .collect()
     }
 
@@ -240,9 +233,9 @@ impl RankSelector {
             return 0; // no bin to choose (a public shape): nothing drawn, as before
         }
         let (scores, best) = self.units(counts);
-        let mut unit_of = Self::unit_of(scores, counts);
+        let mut cursor = UnitCursor::new(scores, counts);
         let gap = move |j| {
-            let gap = unit_of(j) - best;
+            let gap = cursor.unit(j) - best;
             -(if gap < GAP_CAP { gap } else { GAP_CAP } as i128)
         };
         self.selector
@@ -288,6 +281,36 @@ impl RankScores {
     #[inline(always)]
     fn round(&self, s: u128) -> u128 {
         (s + self.half) >> self.shift
+    }
+}
+
+/// The rounded scores `round(sⱼ/2^shift)` of the candidates over `counts`, in order:
+/// [`unit`](Self::unit)`(j)` must be called for `j = 0, 1, …` (it carries `Lⱼ` along).
+struct UnitCursor<'c> {
+    scores: RankScores,
+    counts: &'c [u64],
+    /// `Lⱼ` of the next candidate.
+    below: u128,
+}
+
+impl<'c> UnitCursor<'c> {
+    fn new(scores: RankScores, counts: &'c [u64]) -> Self {
+        Self {
+            scores,
+            counts,
+            below: 0,
+        }
+    }
+
+    /// Candidate `j`'s rounded score (plain indexing and comparisons: see
+    /// [`RankSelector::units`]).
+    #[inline]
+    fn unit(&mut self, j: usize) -> u128 {
+        // The candidate past the last bin is the top edge (edges only): count 0.
+        let c = if j < self.counts.len() { self.counts[j] } else { 0 };
+        let unit = self.scores.round(self.scores.raw(self.below, c));
+        self.below += c as u128;
+        unit
     }
 }
 
