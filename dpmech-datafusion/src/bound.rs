@@ -281,6 +281,15 @@ impl BoundContributionsExec {
         &self.spec
     }
 
+    /// The operator over the same input with another rank key (another release's).
+    pub(crate) fn with_rank_key(&self, rank_key: RankKey) -> Result<Self> {
+        let spec = BoundSpec {
+            rank_key,
+            ..self.spec.clone()
+        };
+        Self::try_new(self.input.clone(), spec, self.projection.clone())
+    }
+
     /// The output columns, if projected.
     pub(crate) fn projection(&self) -> Option<&[usize]> {
         self.projection.as_deref()

@@ -149,7 +149,7 @@ pub use noise::{Accuracy, ReleasedValue};
 pub use query::{
     Aggregate, ContributionBounds, DEFAULT_QUANTILE_BINS, GroupedQuery, Keys, MAX_QUANTILE_BINS,
 };
-pub use release::{PrivateSession, Release, ReleasedRow};
+pub use release::{PreparedRelease, PrivateSession, Release, ReleasedRow};
 
 /// The analysts' guide's chapters that use private SQL (`docs/guide/`): each Rust
 /// block is a doctest.

@@ -32,20 +32,24 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::catalog::TableProvider;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, TableReference};
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::SessionState;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{Expr, LogicalPlanBuilder, ScalarUDF, cast, lit, try_cast};
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::projection::ProjectionExec;
 use dpmech::PrivacyLoss;
 use dpmech::statistics::{Bounds, QuantileGrid};
 
 use crate::aggregate::encode_tuple;
-use crate::bound::{BoundSpec, BoundedTable};
+use crate::bound::{BoundContributionsExec, BoundSpec, BoundedTable};
 use crate::columns;
 use crate::error::DpError;
-use crate::key::ReleaseKey;
+use crate::key::{RankKey, ReleaseKey};
 use crate::noise::{AggregateNoise, MomentBudgets, Moments, SpreadColumns};
 use crate::query::{Aggregate, ContributionBounds, GroupedQuery, Keys};
 use crate::select::Selection;
@@ -313,6 +317,92 @@ impl ReleasePlan {
             partials: crate::columns::partial::scalars(values.len(), square_count),
             physical,
         })
+    }
+}
+
+/// The engine's plan of a release planned under one key, keyed for another release:
+/// the only keyed parts of a plan are the unit fingerprint (`__f`, in a projection) and
+/// the bounding's rank key, so both are replaced, and every node is rebuilt with fresh
+/// state (`reset_state`), as if planned anew. `None` if the plan does not have exactly
+/// that shape (one fingerprint, one bounding operator, both re-keyed): the caller then
+/// plans the release anew instead.
+pub(crate) fn rekeyed(plan: &Arc<dyn ExecutionPlan>, key: &ReleaseKey) -> Option<Arc<dyn ExecutionPlan>> {
+    let (units, groups) = (key.rank_key("units"), key.rank_key("groups"));
+    let mut replaced = (0usize, 0usize);
+    let fresh = plan
+        .clone()
+        .transform_up(|node| {
+            if let Some(bound) = node.downcast_ref::<BoundContributionsExec>() {
+                replaced.1 += 1;
+                return Ok(Transformed::yes(Arc::new(bound.with_rank_key(groups)?) as _));
+            }
+            if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
+                let schema = projection.input().schema();
+                let exprs = projection
+                    .expr()
+                    .iter()
+                    .map(|p| {
+                        let expr = p.expr.clone().transform_up(|e| {
+                            let Some(f) = e.downcast_ref::<ScalarFunctionExpr>() else {
+                                return Ok(Transformed::no(e));
+                            };
+                            if f.fun().inner().downcast_ref::<UnitFingerprint>().is_none() {
+                                return Ok(Transformed::no(e));
+                            }
+                            replaced.0 += 1;
+                            let udf = ScalarUDF::new_from_impl(UnitFingerprint::from_key(
+                                f.fun().name().into(),
+                                units,
+                            ));
+                            Ok(Transformed::yes(Arc::new(ScalarFunctionExpr::new(
+                                f.name(),
+                                Arc::new(udf),
+                                f.args().to_vec(),
+                                e.return_field(&schema)?,
+                                Arc::new(f.config_options().clone()),
+                            )) as _))
+                        })?;
+                        Ok(ProjectionExpr {
+                            expr: expr.data,
+                            alias: p.alias.clone(),
+                        })
+                    })
+                    .collect::<datafusion::common::Result<Vec<_>>>()?;
+                return Ok(Transformed::yes(Arc::new(ProjectionExec::try_new(
+                    exprs,
+                    projection.input().clone(),
+                )?) as _));
+            }
+            Ok(Transformed::yes(node.reset_state()?))
+        })
+        .ok()?
+        .data;
+    (replaced == (1, 1) && keyed_parts(&fresh) == Some((units, groups))).then_some(fresh)
+}
+
+/// The keys of a plan's unit fingerprints and bounding operators, if it has exactly one
+/// of each.
+pub(crate) fn keyed_parts(plan: &Arc<dyn ExecutionPlan>) -> Option<(RankKey, RankKey)> {
+    let (mut units, mut groups) = (Vec::new(), Vec::new());
+    plan.apply(|node| {
+        if let Some(bound) = node.downcast_ref::<BoundContributionsExec>() {
+            groups.push(bound.spec().rank_key);
+        }
+        node.apply_expressions(&mut |root| {
+            root.apply(|e| {
+                if let Some(f) = e.downcast_ref::<ScalarFunctionExpr>()
+                    && let Some(fingerprint) = f.fun().inner().downcast_ref::<UnitFingerprint>()
+                {
+                    units.push(*fingerprint.key());
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    })
+    .ok()?;
+    match (units.as_slice(), groups.as_slice()) {
+        ([u], [g]) => Some((*u, *g)),
+        _ => None,
     }
 }
 

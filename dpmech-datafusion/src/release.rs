@@ -12,6 +12,8 @@ use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::TableProvider;
 use datafusion::common::ScalarValue;
+use datafusion::execution::SessionState;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SQLOptions, SessionContext};
 use dpmech::{Accountant, PrivacyLoss};
 
@@ -22,7 +24,7 @@ use crate::error::DpError;
 use crate::functions::{self, PrivateScan};
 use crate::key::ReleaseKey;
 use crate::noise::ReleasedValue;
-use crate::plan::{PrivateTable, ReleasePlan};
+use crate::plan::{PrivateTable, ReleasePlan, rekeyed};
 use crate::query::{ContributionBounds, GroupedQuery, Keys};
 use crate::udf::is_unit_type;
 
@@ -322,21 +324,117 @@ impl PrivateSession {
     /// after the charge only [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine
     /// fails to run the planned query (an I/O failure, never a record's value).
     pub async fn release_with_key(&self, query: &GroupedQuery, key: ReleaseKey) -> Result<Release, DpError> {
-        let table = self
-            .tables
-            .get(&query.table)
-            .ok_or_else(|| DpError::UnknownTable(query.table.clone()))?;
+        let table = self.table_of(query)?;
         let query = &self.with_table_keys(query).await?;
         let state = self.ctx.state();
         let plan = ReleasePlan::new(query, table, &state, &key).await?;
-        // Budget first: a refused charge runs nothing.
+        self.charge_and_run(&plan, plan.physical.clone(), &state, &key)
+            .await
+    }
+
+    /// Plans `query` once for any number of releases: each
+    /// [`PreparedRelease::release`] is charged and keyed anew, and reads the table
+    /// as it is then, at the cost of executing the plan only (planning a release takes
+    /// milliseconds; a prepared one, microseconds). The keys of a public table
+    /// ([`GroupedQuery::public_keys_from_table`]) and the session's configuration
+    /// are read here, once. A query refused here spends nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::UnknownTable`], [`DpError::UnknownColumn`], [`DpError::UnsupportedType`],
+    /// [`DpError::Unrepresentable`], [`DpError::UnsupportedQuery`] or [`DpError::Privacy`] for
+    /// a query its parameters or the table's schema refuse, [`DpError::DataFusion`] if the
+    /// engine cannot plan it, [`DpError::Entropy`] if no key can be drawn.
+    pub async fn prepare(&self, query: &GroupedQuery) -> Result<PreparedRelease<'_>, DpError> {
+        self.table_of(query)?;
+        let query = self.with_table_keys(query).await?;
+        let state = self.ctx.state();
+        // Planned under a key of its own, which no release uses: every release re-keys.
+        let plan = ReleasePlan::new(&query, self.table_of(&query)?, &state, &ReleaseKey::from_os()?).await?;
+        Ok(PreparedRelease {
+            session: self,
+            query,
+            state,
+            plan,
+        })
+    }
+
+    fn table_of(&self, query: &GroupedQuery) -> Result<&PrivateTable, DpError> {
+        self.tables
+            .get(&query.table)
+            .ok_or_else(|| DpError::UnknownTable(query.table.clone()))
+    }
+
+    /// Charges `plan`'s loss, then runs `physical` (its engine plan under `key`) and
+    /// noises the partials with `key`. A refused charge runs nothing.
+    async fn charge_and_run(
+        &self,
+        plan: &ReleasePlan,
+        physical: Arc<dyn ExecutionPlan>,
+        state: &SessionState,
+        key: &ReleaseKey,
+    ) -> Result<Release, DpError> {
         self.accountant.spend(plan.loss)?;
-        let (partials, histograms) =
-            exact_partials(plan.physical.clone(), &state, self.runner.as_ref()).await?;
+        let (partials, histograms) = exact_partials(physical, state, self.runner.as_ref()).await?;
         Ok(Release {
             loss: plan.loss,
-            rows: noisy_rows(&plan, &partials, &histograms, &key)?,
+            rows: noisy_rows(plan, &partials, &histograms, key)?,
         })
+    }
+}
+
+/// A release planned once ([`PrivateSession::prepare`]) and run any number of times:
+/// each run is charged its loss and has its own key, exactly as
+/// [`PrivateSession::release`] of the same query would (the same key gives the same
+/// release by either path).
+#[derive(Debug)]
+pub struct PreparedRelease<'s> {
+    session: &'s PrivateSession,
+    query: GroupedQuery,
+    state: SessionState,
+    plan: ReleasePlan,
+}
+
+impl PreparedRelease<'_> {
+    /// The guarantee each release is charged (under add/remove of one privacy unit).
+    pub fn loss(&self) -> PrivacyLoss {
+        self.plan.loss
+    }
+
+    /// Charges the loss, then runs the release with a fresh key from the OS. A refused
+    /// charge runs nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`DpError::Entropy`] if no key can be drawn; [`DpError::Privacy`] with
+    /// `BudgetExceeded` if the charge is refused; after the charge only
+    /// [`DpError::DataFusion`] or [`DpError::Arrow`] if the engine fails to run the plan (an
+    /// I/O failure, never a record's value).
+    pub async fn release(&self) -> Result<Release, DpError> {
+        self.release_with_key(ReleaseKey::from_os()?).await
+    }
+
+    /// [`release`](Self::release) with a given key: equal to
+    /// [`PrivateSession::release_with_key`] of the same query and key.
+    ///
+    /// # Errors
+    ///
+    /// As [`release`](Self::release), without the entropy error.
+    pub async fn release_with_key(&self, key: ReleaseKey) -> Result<Release, DpError> {
+        let session = self.session;
+        let physical = match rekeyed(&self.plan.physical, &key) {
+            Some(physical) => physical,
+            // Not the plan shape re-keying knows: plan this release anew.
+            None => {
+                let table = session.table_of(&self.query)?;
+                ReleasePlan::new(&self.query, table, &self.state, &key)
+                    .await?
+                    .physical
+            }
+        };
+        session
+            .charge_and_run(&self.plan, physical, &self.state, &key)
+            .await
     }
 }
 
@@ -420,4 +518,62 @@ fn compare_keys(a: &[ScalarValue], b: &[ScalarValue]) -> std::cmp::Ordering {
         }
     }
     a.len().cmp(&b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+    use datafusion::datasource::MemTable;
+    use datafusion::prelude::SessionConfig;
+    use dpmech::statistics::Bounds;
+
+    use super::*;
+    use crate::plan::keyed_parts;
+
+    /// A prepared release's plan is re-keyed in place (its fingerprint and its bounding
+    /// carry the release's keys), not planned anew, at any number of partitions.
+    #[test]
+    fn prepared_plans_are_rekeyed_not_planned_anew() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let column = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
+        let batch = RecordBatch::try_from_iter([
+            ("user_id", column(vec![1, 2, 3, 3])),
+            ("day", column(vec![1, 1, 2, 2])),
+            (
+                "v",
+                Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 0.5])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let table =
+            Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch.clone()], vec![batch]]).unwrap());
+        let bounds = Bounds::new(0.0, 4.0).unwrap();
+        for partitions in [1, 4] {
+            let ctx =
+                SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
+            let mut s = PrivateSession::new(ctx, Arc::new(Accountant::pure(10.0).unwrap()));
+            let one = ContributionBounds {
+                max_groups: 1,
+                max_rows_per_group: 1,
+            };
+            s.register_private("t", table.clone(), "user_id", one).unwrap();
+            for q in [
+                GroupedQuery::new("t", "day").public_keys(["1", "2"]).count(1.0),
+                GroupedQuery::grouped("t", &["day", "v"])
+                    .private_keys(1.0, 1e-6)
+                    .count(1.0),
+                GroupedQuery::new("t", "day")
+                    .public_keys(["1"])
+                    .variance("v", bounds, 1.0)
+                    .quantile_on("v", bounds, 0.5, 1 << 16, 1.0),
+            ] {
+                let prepared = rt.block_on(s.prepare(&q)).unwrap();
+                let key = ReleaseKey::from_bytes_insecure([7; 32]);
+                let physical = rekeyed(&prepared.plan.physical, &key).expect("re-keyed");
+                let keys = Some((key.rank_key("units"), key.rank_key("groups")));
+                assert_eq!(keyed_parts(&physical), keys);
+                assert!(keyed_parts(&prepared.plan.physical).is_some_and(|k| Some(k) != keys));
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@ mod grouping;
 mod merged_once;
 mod partition_selection;
 mod pinned;
+mod prepared;
 mod private_sql;
 mod quantiles;
 mod refusals;

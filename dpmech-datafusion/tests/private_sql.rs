@@ -18,9 +18,11 @@ use dpmech::audit::Auditor;
 use dpmech::statistics::Bounds;
 use dpmech::{Accountant, Error};
 use dpmech_datafusion::{
-    ContributionBounds, DpError, DpmechCodec, GroupedQuery, PlanRunner, PrivateSession, Release, ReleaseKey,
+    ContributionBounds, DpError, DpmechCodec, GroupedQuery, PlanRunner, PreparedRelease, PrivateSession,
+    Release, ReleaseKey,
 };
-use rand_core::Rng;
+
+use crate::common::key_from;
 
 /// Rows `(user, day, duration)`, in one input partition.
 fn table(rows: &[(String, String, f64)]) -> Arc<MemTable> {
@@ -324,12 +326,12 @@ fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
             s
         };
         let (d, d_prime) = (session(&rows), session(&with_heavy));
-        let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
-            let mut key = [0u8; 32];
-            rng.fill_bytes(&mut key);
-            let r = rt
-                .block_on(s.release_with_key(&q, ReleaseKey::from_bytes_insecure(key)))
-                .unwrap();
+        let (d, d_prime) = (
+            rt.block_on(d.prepare(&q)).unwrap(),
+            rt.block_on(d_prime.prepare(&q)).unwrap(),
+        );
+        let run = |s: &PreparedRelease<'_>, rng: &mut rand_chacha::ChaCha20Rng| {
+            let r = rt.block_on(s.release_with_key(key_from(rng))).unwrap();
             r.rows[0].values[0].value as i64
         };
         // ε-DP at ε = 1; ρ = 0.05-zCDP claimed as the (ε, δ) of its tight conversion.

@@ -103,8 +103,9 @@ fn variance_intervals_cover_the_truth_at_least_95_percent_of_the_time() {
         }
         let mut covered = 0;
         let mut widths = Vec::new();
+        let prepared = rt.block_on(s.prepare(&q)).unwrap();
         for i in 0..200 {
-            let release = rt.block_on(s.release_with_key(&q, key(i, 7))).unwrap();
+            let release = rt.block_on(prepared.release_with_key(key(i, 7))).unwrap();
             for row in &release.rows {
                 let day: i64 = row.key.as_deref().unwrap().parse().unwrap();
                 let (lo, hi) = row.values[0].interval;

@@ -8,7 +8,9 @@ use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use dpmech::Accountant;
-use dpmech_datafusion::{ContributionBounds, GroupedQuery, PrivateSession, Release, ReleaseKey};
+use dpmech_datafusion::{
+    ContributionBounds, GroupedQuery, PreparedRelease, PrivateSession, Release, ReleaseKey,
+};
 
 /// A memory table of `columns`, its rows cut into batches of 97 dealt over `partitions`
 /// input partitions in turn.
@@ -86,7 +88,9 @@ pub fn release(
 
 /// The audit at pure `epsilon` of releasing `q` on sessions `d` and `d_prime`
 /// (neighbours), each run under a fresh key drawn from the auditor's generator, the
-/// audited output being `output` of the release.
+/// audited output being `output` of the release. Each session prepares `q` once
+/// ([`PrivateSession::prepare`]; test `prepared` checks that a prepared release equals
+/// the direct one under every key) and charges every run.
 pub fn audit_release(
     rt: &tokio::runtime::Runtime,
     (d, d_prime): (&PrivateSession, &PrivateSession),
@@ -95,16 +99,25 @@ pub fn audit_release(
     samples: usize,
     output: impl Fn(&Release) -> i64,
 ) -> dpmech::audit::AuditReport {
-    let run = |s: &PrivateSession, rng: &mut rand_chacha::ChaCha20Rng| {
-        let mut k = [0u8; 32];
-        rand_core::Rng::fill_bytes(rng, &mut k);
-        output(&release(rt, s, q, ReleaseKey::from_bytes_insecure(k)))
+    let (d, d_prime) = (
+        rt.block_on(d.prepare(q)).unwrap(),
+        rt.block_on(d_prime.prepare(q)).unwrap(),
+    );
+    let run = |s: &PreparedRelease<'_>, rng: &mut rand_chacha::ChaCha20Rng| {
+        output(&rt.block_on(s.release_with_key(key_from(rng))).unwrap())
     };
     dpmech::audit::Auditor::pure(epsilon)
         .unwrap()
         .samples(samples)
-        .audit(|rng| run(d, rng), |rng| run(d_prime, rng))
+        .audit(|rng| run(&d, rng), |rng| run(&d_prime, rng))
         .unwrap()
+}
+
+/// A release key of 32 bytes drawn from `rng` (an auditor's run).
+pub fn key_from(rng: &mut rand_chacha::ChaCha20Rng) -> ReleaseKey {
+    let mut k = [0u8; 32];
+    rand_core::Rng::fill_bytes(rng, &mut k);
+    ReleaseKey::from_bytes_insecure(k)
 }
 
 /// The days table of the quantile and spread tests: `(user, day, duration)`, 600 users, each with one visit on each of two days of 1..=3
@@ -235,6 +248,12 @@ pub fn same_release_by_every_path(
         assert_eq!(&from_sql, builder);
         assert_eq!(&GroupedQuery::from_frame(&frame).unwrap(), builder);
         let release = rt.block_on(s.release_with_key(&from_sql, key.clone())).unwrap();
+        let prepared = rt.block_on(s.prepare(&from_sql)).unwrap();
+        assert_eq!(
+            rt.block_on(prepared.release_with_key(key.clone())).unwrap(),
+            release,
+            "prepared, {partitions} partitions"
+        );
         match &first {
             None => first = Some(release),
             Some(one) => assert_eq!(one.rows, release.rows, "{partitions} partitions"),
