@@ -39,6 +39,17 @@ async fn cluster_releases_are_bit_identical_to_one_node() {
                         there, here,
                         "{name}: {executors} executors, {partitions} partitions"
                     );
+                    // A prepared release (planned once, re-keyed per run) on the
+                    // cluster too.
+                    if executors == 2 && partitions == 4 {
+                        let session = on_cluster(&cluster.url(), table.clone(), partitions, &q);
+                        let prepared = session.prepare(&q).await.unwrap();
+                        assert_eq!(
+                            prepared.release_with_key(key(7)).await.unwrap(),
+                            here,
+                            "{name}: prepared on the cluster"
+                        );
+                    }
                     // And one node does not depend on its partitions either.
                     assert_eq!(
                         here,
