@@ -26,7 +26,7 @@ use dpmech::statistics::ContributionBoundsSuggester;
 use dpmech_datafusion::functions::{dp_count, dp_partition_selection};
 use dpmech_datafusion::{ContributionBounds, PrivateSession, ReleaseKey};
 
-#[path = "shared/visits_table.rs"]
+#[path = "../../dpmech-datafusion/examples/shared/visits_table.rs"]
 mod visits_table;
 
 #[tokio::main]
