@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::common::{audit_release, key, memory_table, runtime};
+use crate::common::{audit_release, current_thread_runtime, key, memory_table, runtime};
 use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use datafusion::common::ScalarValue;
 use datafusion::prelude::{SessionConfig, SessionContext, col};
@@ -193,7 +193,7 @@ fn unit_counts_pass_their_audit_through_sql_and_fail_without_bounding() {
     for day in 1..=4 {
         heavy.push((10_000, day, "fr", 1.0));
     }
-    let rt = runtime();
+    let rt = current_thread_runtime();
     let audit = |bounded: bool| {
         let session = |rows: &[(i64, i64, &str, f64)]| {
             let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::common::{key, keyed_rows, release, runtime, session_with};
+use crate::common::{current_thread_runtime, key, keyed_rows, release, runtime, session_with};
 use datafusion::prelude::col;
 use dpmech::audit::clopper_pearson_upper;
 use dpmech::statistics::Bounds;
@@ -57,7 +57,7 @@ fn lonely_units_stay_hidden(
     (keys, delta, units, runs): (usize, f64, usize, u64),
 ) {
     const ALPHA: f64 = 1e-3;
-    let rt = runtime();
+    let rt = current_thread_runtime();
     let table = keyed_rows(&lonely_units(units, keys), 2);
     let (mut hits, mut most) = (0u64, 0usize);
     for i in 0..runs {

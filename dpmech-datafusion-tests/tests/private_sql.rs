@@ -22,7 +22,7 @@ use dpmech_datafusion::{
     Release, ReleaseKey,
 };
 
-use crate::common::key_from;
+use crate::common::{current_thread_runtime, key_from};
 
 /// Rows `(user, day, duration)`, in one input partition.
 fn table(rows: &[(String, String, f64)]) -> Arc<MemTable> {
@@ -306,7 +306,7 @@ fn the_sql_path_passes_its_audit_and_fails_without_bounding() {
             with_heavy.push(("heavy".into(), format!("d{day}"), f64::from(r)));
         }
     }
-    let rt = runtime();
+    let rt = current_thread_runtime();
     let audit = |bounded: bool, zcdp: bool| {
         let mut q = GroupedQuery::new("visits", "day").public_keys(["d0"]);
         q = if zcdp { q.count(0.05).zcdp() } else { q.count(1.0) };

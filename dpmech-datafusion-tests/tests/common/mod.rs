@@ -70,6 +70,19 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// The runtime of the tests that run thousands of releases (the audits and the
+/// frequency tests): a release's partitions run as concurrent streams on the test's own
+/// thread, without a wake-up across threads per batch (on the multi-thread runtime that
+/// overhead was a third of these tests' time). What a release returns depends on its key
+/// alone, not on the runtime: `prepared` and `same_release_by_every_path` compare
+/// releases made on [`runtime`].
+pub fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// The key of run `i` of a test: distinct for every run.
 pub fn key(i: u64, salt: u8) -> ReleaseKey {
     let mut k = [salt; 32];
@@ -189,7 +202,7 @@ pub fn audit_heavy_unit(name: &str, sql: &str, heavy: f64, output: impl Fn(&Rele
     let base: Vec<(i64, i64, f64)> = (0..21).map(|u| (u, 1, (u % 8) as f64 + 0.5)).collect();
     let mut with_heavy = base.clone();
     with_heavy.extend((0..40).map(|_| (10_000, 1, heavy)));
-    let rt = runtime();
+    let rt = current_thread_runtime();
     let audit = |bounded: bool| {
         let (d, d_prime) = (day_session(&base, 2, bounds), day_session(&with_heavy, 2, bounds));
         let mut q = rt.block_on(d.plan_sql(sql)).unwrap();

@@ -194,6 +194,10 @@ pub(super) struct PartitionState {
 /// Rows per chunk of a bucket.
 const CHUNK_ROWS: usize = 4096;
 
+/// Rows a bucket's first chunk has room for before it grows (by doubling, up to
+/// [`CHUNK_ROWS`]).
+const FIRST_CHUNK_ROWS: usize = 64;
+
 /// Marks an empty slot or the end of a unit's list of rows.
 const NONE: u32 = u32::MAX;
 
@@ -249,14 +253,23 @@ impl PartitionState {
         // it did.
         let fingerprints = without_nulls(fingerprints);
         let records: Vec<_> = records.iter().chain(&bins).map(|r| without_nulls(r)).collect();
-        let chunk_words = self.chunk_rows * self.stride();
+        let stride = self.stride();
+        let chunk_words = self.chunk_rows * stride;
         for (row, &group) in ids.iter().enumerate() {
             let f = fingerprints[row];
             let chunks = &mut self.buckets[(f >> (64 - BUCKET_BITS)) as usize];
             let chunk = match chunks.last_mut() {
                 Some(c) if c.len() < chunk_words => c,
                 _ => {
-                    chunks.push(Vec::with_capacity(chunk_words));
+                    // A bucket's first chunk starts small and doubles up to a full one,
+                    // so a small release touches a few pages, not 512 chunks' worth;
+                    // later chunks are allocated full.
+                    let capacity = if chunks.is_empty() {
+                        chunk_words.min(FIRST_CHUNK_ROWS * stride)
+                    } else {
+                        chunk_words
+                    };
+                    chunks.push(Vec::with_capacity(capacity));
                     chunks.last_mut().expect("just pushed")
                 }
             };
