@@ -72,7 +72,9 @@ pub use dpmech_datafusion::PrivateSession;
 
 pub use cluster::{ClusterOptions, EmbeddedCluster, ExecutorAddresses, run_executor, run_scheduler};
 pub use codec::{ballista_codec, physical_codec};
-pub use runner::{ClusterRunner, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE};
+pub use runner::{
+    ClusterRunner, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE, DEFAULT_FETCH_RETRIES, DEFAULT_FETCH_RETRY_WAIT,
+};
 
 /// Everything that can go wrong in starting or reaching a cluster.
 #[derive(Debug, thiserror::Error)]

@@ -31,6 +31,10 @@
 //!   the same derived keys, so a resubmission computes the same partials; the release
 //!   was charged once, before the first submission, and its noise is drawn once, at the
 //!   client, after the runner returns;
+//! * an executor retries a failed shuffle fetch 3 times, 200 ms apart (Ballista's
+//!   default is 3 s apart: a fetch from a lost executor held its task 9 s), so a job
+//!   that lost an executor fails soon and is resubmitted
+//!   ([`with_fetch_retries`](ClusterRunner::with_fetch_retries));
 //! * all of it within one [`deadline`](ClusterRunner::with_deadline) (default
 //!   [`DEFAULT_DEADLINE`], 3 minutes): past it the job is cancelled and the release
 //!   fails with [`ClusterError::Deadline`]; after the last attempt it fails with
@@ -68,6 +72,15 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(180);
 /// How many times a release submits its plan by default before it gives up: 3.
 pub const DEFAULT_ATTEMPTS: u32 = 3;
 
+/// How often an executor retries a failed shuffle fetch by default before its task
+/// fails: 3 times.
+pub const DEFAULT_FETCH_RETRIES: u8 = 3;
+
+/// How long an executor waits between the retries of a failed shuffle fetch by
+/// default: 200 ms. Ballista's own default, 3 s, made a fetch from a lost executor
+/// cost 9 s before its task failed and the runner could resubmit the job.
+pub const DEFAULT_FETCH_RETRY_WAIT: Duration = Duration::from_millis(200);
+
 /// The largest gRPC message the runner reads (a job status with its locations, a batch
 /// of partials).
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
@@ -91,7 +104,8 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// use dpmech_ballista::ClusterRunner;
 /// let runner = ClusterRunner::new("df://127.0.0.1:50050")?
 ///     .with_deadline(Duration::from_secs(60))
-///     .with_attempts(2);
+///     .with_attempts(2)
+///     .with_fetch_retries(3, Duration::from_millis(200));
 /// assert_eq!(runner.deadline(), Duration::from_secs(60));
 /// # Ok::<(), dpmech_ballista::ClusterError>(())
 /// ```
@@ -101,6 +115,8 @@ pub struct ClusterRunner {
     codec: Arc<dyn PhysicalExtensionCodec>,
     deadline: Duration,
     attempts: u32,
+    fetch_retries: u8,
+    fetch_retry_wait: Duration,
     /// Why jobs were discarded, shared by the runner's clones.
     discarded: Arc<Mutex<Vec<String>>>,
 }
@@ -129,6 +145,8 @@ impl ClusterRunner {
             codec: physical_codec(),
             deadline: DEFAULT_DEADLINE,
             attempts: DEFAULT_ATTEMPTS,
+            fetch_retries: DEFAULT_FETCH_RETRIES,
+            fetch_retry_wait: DEFAULT_FETCH_RETRY_WAIT,
             discarded: Arc::default(),
         })
     }
@@ -153,6 +171,17 @@ impl ClusterRunner {
         self
     }
 
+    /// The runner whose jobs retry a failed shuffle fetch `retries` times, `wait` apart,
+    /// before the task fails (defaults [`DEFAULT_FETCH_RETRIES`],
+    /// [`DEFAULT_FETCH_RETRY_WAIT`]). A fetch from a lost executor fails each retry, so
+    /// `retries × wait` is what a late executor loss adds before the runner resubmits
+    /// the job; a transient error is retried at no cost to the release's values.
+    pub fn with_fetch_retries(mut self, retries: u8, wait: Duration) -> Self {
+        self.fetch_retries = retries;
+        self.fetch_retry_wait = wait;
+        self
+    }
+
     /// How long a release waits for the cluster, over all its attempts.
     pub fn deadline(&self) -> Duration {
         self.deadline
@@ -163,6 +192,36 @@ impl ClusterRunner {
     /// that do not prove that every bounded row was merged once): what an operator logs.
     pub fn discarded_jobs(&self) -> Vec<String> {
         self.discarded.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The settings a job is submitted with: the session's options, then the runner's
+    /// shuffle-fetch retries (Ballista's client options, read by the executors).
+    fn settings(&self, state: &SessionState) -> Vec<KeyValuePair> {
+        let setting = |key: &str, value: String| KeyValuePair {
+            key: key.to_string(),
+            value: Some(value),
+        };
+        let wait_ms = u64::try_from(self.fetch_retry_wait.as_millis()).unwrap_or(u64::MAX);
+        state
+            .config()
+            .options()
+            .entries()
+            .into_iter()
+            .map(|e| KeyValuePair {
+                key: e.key,
+                value: e.value,
+            })
+            .chain([
+                setting(
+                    ballista_core::config::BALLISTA_CLIENT_IO_RETRIES_TIMES,
+                    self.fetch_retries.to_string(),
+                ),
+                setting(
+                    ballista_core::config::BALLISTA_CLIENT_IO_RETRY_WAIT_TIME_MS,
+                    wait_ms.to_string(),
+                ),
+            ])
+            .collect()
     }
 
     /// The scheduler's gRPC address (`http://host:port`).
@@ -357,16 +416,7 @@ impl PlanRunner for ClusterRunner {
         let partitions = plan.output_partitioning().partition_count();
         let mut encoded = Vec::new();
         PhysicalPlanNode::try_from_physical_plan(plan, self.codec.as_ref())?.try_encode(&mut encoded)?;
-        let settings: Vec<KeyValuePair> = state
-            .config()
-            .options()
-            .entries()
-            .into_iter()
-            .map(|e| KeyValuePair {
-                key: e.key,
-                value: e.value,
-            })
-            .collect();
+        let settings = self.settings(state);
         let job = Mutex::new(None);
         let mut failures = Vec::new();
         let attempts = async {
@@ -442,6 +492,40 @@ mod tests {
         let runner = runner.with_deadline(Duration::from_millis(1500)).with_attempts(0);
         assert_eq!(runner.deadline(), Duration::from_millis(1500));
         assert_eq!(runner.attempts, 1);
+    }
+
+    #[test]
+    fn jobs_carry_the_runners_fetch_retries() {
+        let state = datafusion::prelude::SessionContext::new().state();
+        let value = |settings: &[KeyValuePair], key: &str| -> Option<String> {
+            let mut found = settings.iter().filter(|s| s.key == key);
+            let first = found.next()?.value.clone();
+            assert!(found.next().is_none(), "{key} set twice");
+            first
+        };
+        let runner = ClusterRunner::new("df://127.0.0.1:1").unwrap();
+        let settings = runner.settings(&state);
+        assert_eq!(
+            value(&settings, "ballista.client.io_retries_times").as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            value(&settings, "ballista.client.io_retry_wait_time_ms").as_deref(),
+            Some("200")
+        );
+        // The session's own options go along.
+        assert!(value(&settings, "datafusion.execution.target_partitions").is_some());
+        let settings = runner
+            .with_fetch_retries(1, Duration::from_secs(2))
+            .settings(&state);
+        assert_eq!(
+            value(&settings, "ballista.client.io_retries_times").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(&settings, "ballista.client.io_retry_wait_time_ms").as_deref(),
+            Some("2000")
+        );
     }
 
     /// A location of `partition` written by task `task`.
