@@ -200,6 +200,16 @@ pub(crate) enum AggregateNoise {
 }
 
 impl AggregateNoise {
+    /// How many candidates a cell's release weighs: a quantile's or bounds' bins, 1 for
+    /// the others (one noisy value).
+    pub(crate) fn candidates(&self) -> usize {
+        match self {
+            AggregateNoise::Quantile { quantile, .. } => quantile.grid().bins(),
+            AggregateNoise::Bounds { mechanism, .. } => mechanism.bins(),
+            _ => 1,
+        }
+    }
+
     /// A variance (or standard deviation) or a mean read from the shared `moments` of
     /// its column.
     pub(crate) fn from_moments(aggregate: &Aggregate, moments: Arc<Moments>) -> Result<Self, DpError> {
